@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install what the build and the tests need from Debian's packages, only if
+# something is missing. Safe to run again; needs root (or sudo) to install.
+set -euo pipefail
+
+need=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for pkg in cmake gcc make libc6-dev libcmocka-dev pkg-config valgrind lcov gdb python3; do
+  have_pkg "$pkg" || need+=("$pkg")
+done
+[ ${#need[@]} -eq 0 ] && exit 0
+
+echo "bootstrap: installing ${need[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
