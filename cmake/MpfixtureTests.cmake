@@ -8,7 +8,7 @@
 # Builds a cmocka test binary that uses mpf_run_group_tests() and registers
 # every case of it as its own ctest test named <target>.<case>, so that -R,
 # -j, --repeat, labels and sharding come from ctest itself. The cases are
-# discovered after each build by running `<target> --list`. A case listed in
+# discovered after each build of it by running `<target> --list`. A case listed in
 # EXPECT_OUTPUT passes when its output matches the regex (a must-fail case
 # that dies on purpose, e.g. killed by the watchdog), whatever its exit code.
 # Each test's TIMEOUT sits above the case's budget plus grace, scaled by
@@ -27,22 +27,26 @@ function(mpf_add_cmocka_test target)
   set(params ${CMAKE_CURRENT_BINARY_DIR}/${target}_params.cmake)
   set(tests ${CMAKE_CURRENT_BINARY_DIR}/${target}_tests.cmake)
   set(include ${CMAKE_CURRENT_BINARY_DIR}/${target}_include.cmake)
-  file(WRITE ${params}
-    "set(MPF_LABELS \"${A_LABELS}\")\n"
-    "set(MPF_ENVIRONMENT \"${A_ENVIRONMENT}\")\n"
-    "set(MPF_EXPECT_OUTPUT \"${A_EXPECT_OUTPUT}\")\n"
+  file(WRITE ${params}.new
+    "set(MPF_LABELS [==[${A_LABELS}]==])\n"
+    "set(MPF_ENVIRONMENT [==[${A_ENVIRONMENT}]==])\n"
+    "set(MPF_EXPECT_OUTPUT [==[${A_EXPECT_OUTPUT}]==])\n"
     "set(MPF_TIMEOUT_FACTOR \"${MPF_CTEST_TIMEOUT_FACTOR}\")\n"
     "set(MPF_WORKDIR \"${CMAKE_CURRENT_BINARY_DIR}\")\n")
+  file(COPY_FILE ${params}.new ${params} ONLY_IF_DIFFERENT)
   file(WRITE ${include}
     "if(EXISTS \"${tests}\")\n"
     "  include(\"${tests}\")\n"
     "else()\n"
     "  add_test(${target}_NOT_BUILT ${target}_NOT_BUILT)\n"
     "endif()\n")
-  add_custom_command(TARGET ${target} POST_BUILD
+  # Re-list the cases whenever the binary or the registration changes.
+  add_custom_command(OUTPUT ${tests}
     COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:${target}> -DSTEM=${target}
             -DPARAMS=${params} -DOUT=${tests} -P ${MPF_DISCOVER_SCRIPT}
-    BYPRODUCTS ${tests}
+    DEPENDS ${target} ${params} ${MPF_DISCOVER_SCRIPT}
+    COMMENT "Listing the cases of ${target}"
     VERBATIM)
+  add_custom_target(${target}_cases ALL DEPENDS ${tests})
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include})
 endfunction()
