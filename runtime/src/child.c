@@ -1,0 +1,435 @@
+/*
+ * child.c — the one noreturn entry of every forked child (sub, chip,
+ * next-level) and its serve loop.
+ *
+ * Invariant (simpler's "load-bearing" one, made structural here): a forked
+ * child never returns into the frames it inherited from its parent. Every
+ * path ends in worker__child_exit() -> _exit(); the entry is _Noreturn and
+ * the compiler checks that nothing falls off its end.
+ *
+ * SIGTERM during setup is a cooperative, one-shot cancel: the handler only
+ * sets a flag and rings the wake-ups (no longjmp, nothing that is not
+ * async-signal-safe). SIGTERM is blocked before INIT_FAILED or INIT_READY
+ * is published and stays blocked until _exit or the serve loop, so the
+ * window of the seed bug (a cancel landing after INIT_FAILED was stored,
+ * simpler #1948) cannot run any code: the pending signal is simply never
+ * delivered. With SIGTERM blocked the cancel flag is re-checked right
+ * before READY is published: a cancel that arrived at any moment of setup
+ * wins.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "internal.h"
+
+#ifdef MPF_COVERAGE_BUILD
+extern void __gcov_dump(void);
+#endif
+
+struct worker__self worker__self = { .uplink_fd = -1, .doorbell_fd = -1 };
+
+_Noreturn void worker__child_exit(int code)
+{
+#ifdef MPF_COVERAGE_BUILD
+    /* _exit() skips the atexit hook that writes gcov counters. */
+    __gcov_dump();
+#endif
+    _exit(code);
+}
+
+/* async-signal-safe: flag, atomic add, futex wake, write. errno saved. */
+static void on_signal_from_handler(int sig)
+{
+    int saved = errno;
+    uint64_t one = 1;
+
+    if (sig == SIGTERM)
+        worker__self.cancel = 1;
+    else
+        worker__self.parent_gone = 1;
+    atomic_fetch_add(&worker__self.wake, 1);
+    worker__futex_wake(&worker__self.wake, 1 << 30);
+    if (worker__self.mailbox) {
+        atomic_fetch_add(&worker__self.mailbox->frame[0].bell, 1);
+        worker__futex_wake(&worker__self.mailbox->frame[0].bell, 1 << 30);
+    }
+    if (worker__self.doorbell_fd >= 0) {
+        ssize_t n = write(worker__self.doorbell_fd, &one, sizeof(one));
+        (void)n;
+    }
+    errno = saved;
+}
+
+static void set_disposition(int sig, void (*handler)(int))
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = handler;
+    sigfillset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: blocking waits must see EINTR */
+    sigaction(sig, &sa, NULL);
+}
+
+static void block_sigterm(void)
+{
+    sigset_t s;
+
+    sigemptyset(&s);
+    sigaddset(&s, SIGTERM);
+    sigprocmask(SIG_BLOCK, &s, NULL);
+}
+
+static bool must_stop(void)
+{
+    return worker__self.cancel || worker__self.parent_gone ||
+           getppid() != worker__self.ppid_before_fork;
+}
+
+/* Wait until the deadline (0: none) unless cancelled or orphaned first.
+   Returns 0 at the deadline, -ECANCELED on a cancel. */
+static int cancellable_wait(int64_t deadline_ns)
+{
+    for (;;) {
+        uint32_t seq = atomic_load(&worker__self.wake);
+        if (must_stop())
+            return -ECANCELED;
+        if (worker__futex_wait(&worker__self.wake, seq, deadline_ns) == -ETIMEDOUT)
+            return 0;
+    }
+}
+
+/* Hang with SIGTERM ignored; only the parent's death (SIGHUP) or SIGKILL
+   ends it. */
+static _Noreturn void hang_ignoring_sigterm(void)
+{
+    set_disposition(SIGTERM, SIG_IGN);
+    for (;;) {
+        uint32_t seq = atomic_load(&worker__self.wake);
+        if (worker__self.parent_gone || getppid() != worker__self.ppid_before_fork)
+            worker__child_exit(1);
+        worker__futex_wait(&worker__self.wake, seq, 0);
+    }
+}
+
+static const char *default_msg(worker_child_kind kind)
+{
+    switch (kind) {
+    case WORKER_CHILD_SUB: return "injected sub init failure";
+    case WORKER_CHILD_CHIP: return "injected chip init failure";
+    default: return "injected inner init failure";
+    }
+}
+
+/* Run an init script. 0: continue with the normal init; -EIO with msg:
+   init fails; -ECANCELED: cancelled. Some scripts never return. */
+static int run_script(const worker_script *s, worker_child_kind kind, char *msg,
+                      size_t msg_size)
+{
+    switch (s->kind) {
+    case WORKER_SCRIPT_OK:
+    case WORKER__SCRIPT_COUNT:
+        return 0;
+    case WORKER_SCRIPT_FAIL:
+        snprintf(msg, msg_size, "%s", s->msg ? s->msg : default_msg(kind));
+        return -EIO;
+    case WORKER_SCRIPT_HANG:
+        return cancellable_wait(0);
+    case WORKER_SCRIPT_SLOW_FAIL:
+        if (cancellable_wait(worker__now_ns() + (int64_t)s->arg * 1000000))
+            return -ECANCELED;
+        snprintf(msg, msg_size, "%s", s->msg ? s->msg : default_msg(kind));
+        return -EIO;
+    case WORKER_SCRIPT_EXIT:
+        worker__child_exit(s->arg);
+    case WORKER_SCRIPT_CRASH: {
+        struct rlimit rl = { 0, 0 };
+        sigset_t all;
+
+        /* No core dump: a crash test must not wait on the core pipe. */
+        prctl(PR_SET_DUMPABLE, 0);
+        setrlimit(RLIMIT_CORE, &rl);
+        set_disposition(SIGSEGV, SIG_DFL);
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        kill(getpid(), SIGSEGV);
+        for (;;)
+            pause();
+    }
+    case WORKER_SCRIPT_IGNORE_SIGTERM:
+        hang_ignoring_sigterm();
+    case WORKER_SCRIPT_FORK_GRANDCHILD: {
+        pid_t pid;
+
+        set_disposition(SIGTERM, SIG_IGN);
+        pid = fork();
+        if (pid == 0) {
+            /* Stays in our process group, ignores SIGTERM and has no
+               parent-death signal: only the group kill reaches it. */
+            prctl(PR_SET_PDEATHSIG, 0);
+            prctl(PR_SET_NAME, "wk-grandchild");
+            for (;;)
+                pause();
+        }
+        hang_ignoring_sigterm();
+    }
+    }
+    return 0;
+}
+
+/* Forget the parent's other children: their pidfds and mailbox mappings
+   were copied by fork and are none of our business. */
+static void forget_siblings(worker *parent, struct worker__child *self)
+{
+    for (size_t i = 0; i < parent->n_children; i++) {
+        struct worker__child *c = &parent->children[i];
+        if (c == self)
+            continue;
+        if (c->pidfd >= 0)
+            close(c->pidfd);
+        c->pidfd = -1;
+        worker__mailbox_unmap(c->mb);
+        c->mb = NULL;
+    }
+    parent->n_children = 0;
+    /* A nested parent's own uplink (to our grandparent) is not ours. */
+    if (worker__self.uplink_fd >= 0 && worker__self.uplink_fd != parent->doorbell_fd)
+        close(worker__self.uplink_fd);
+}
+
+static void ring_uplink(void)
+{
+    uint64_t one = 1;
+
+    if (worker__self.uplink_fd >= 0) {
+        ssize_t n = write(worker__self.uplink_fd, &one, sizeof(one));
+        (void)n;
+    }
+}
+
+struct setup_state {
+    worker__device dev;
+    bool dev_open;
+    worker *nested;
+    bool nested_ready;
+};
+
+static void undo_setup(struct setup_state *st)
+{
+    if (st->dev_open)
+        worker__device_close(&st->dev);
+    st->dev_open = false;
+    if (st->nested_ready) {
+        /* A READY nested tree is shut down through its own close. */
+        worker__teardown(st->nested);
+        st->nested_ready = false;
+    }
+}
+
+static int setup(worker *parent, struct worker__child *c, struct setup_state *st,
+                 char *msg, size_t msg_size)
+{
+    char m[WORKER_ERROR_MAX] = "";
+    int rc;
+
+    if ((rc = WORKER__FAULT(WORKER__FP_SETUP_BEGIN, m, sizeof(m))))
+        goto fail;
+    if ((rc = run_script(&c->script, c->kind, m, sizeof(m))))
+        goto fail;
+    switch (c->kind) {
+    case WORKER_CHILD_SUB:
+        if (parent->opt.sub_init &&
+            parent->opt.sub_init(parent->opt.sub_init_arg, c->index, m, sizeof(m))) {
+            rc = -EIO;
+            if (!m[0])
+                snprintf(m, sizeof(m), "sub init hook failed");
+            goto fail;
+        }
+        break;
+    case WORKER_CHILD_CHIP: {
+        char name[WORKER__NAME_MAX + 8];
+
+        snprintf(name, sizeof(name), "%s.dev", c->shm_name);
+        if ((rc = worker__device_open(&st->dev, c->index, name,
+                                      parent->opt.chip_memory_bytes,
+                                      parent->opt.chip_pipeline_depth, m, sizeof(m))))
+            goto fail;
+        st->dev_open = true;
+        break;
+    }
+    case WORKER_CHILD_NEXT:
+        st->nested = c->nested;
+        if ((rc = worker__init_nested(c->nested))) {
+            /* The nested epoch rolled its own subtree back already. */
+            if (rc == -ECANCELED)
+                goto fail;
+            worker__fmt(m, sizeof(m), "%s", c->nested->last_error);
+            goto fail;
+        }
+        st->nested_ready = true;
+        break;
+    }
+    if ((rc = WORKER__FAULT(WORKER__FP_SETUP_END, m, sizeof(m))))
+        goto fail;
+    return 0;
+
+fail:
+    undo_setup(st);
+    if (rc == -ECANCELED || must_stop())
+        return -ECANCELED;
+    switch (c->kind) {
+    case WORKER_CHILD_SUB:
+        worker__fmt(msg, msg_size, "sub_worker: %s", m);
+        break;
+    case WORKER_CHILD_CHIP:
+        worker__fmt(msg, msg_size, "chip dev=%u: %s", c->index, m);
+        break;
+    case WORKER_CHILD_NEXT:
+        worker__fmt(msg, msg_size, "child_worker level=%d: %s", c->nested->opt.level, m);
+        break;
+    }
+    return rc ? rc : -EIO;
+}
+
+static void handle_control(worker__mailbox *mb)
+{
+    char m[WORKER_ERROR_MAX] = "";
+    int rc = WORKER__FAULT(WORKER__FP_CONTROL, m, sizeof(m));
+
+    /* Runtime part 1 knows one sub-command, 0 = ping. The error tuple is
+       written before CONTROL_DONE is released. */
+    if (!rc && mb->frame[0].subcmd != 0) {
+        snprintf(m, sizeof(m), "unknown control sub-command %llu",
+                 (unsigned long long)mb->frame[0].subcmd);
+        rc = -EINVAL;
+    }
+    worker__mb_write_error(&mb->frame[0], rc ? 1 : 0, rc ? m : NULL);
+    worker__mb_store(&mb->frame[0].state, WORKER__MB_CONTROL_DONE);
+    ring_uplink();
+}
+
+/* Serve until SHUTDOWN (sticky word or state) or the parent's death.
+   Spin briefly, then park on the bell: an idle child uses no CPU. */
+static void serve(worker__mailbox *mb)
+{
+    for (;;) {
+        uint32_t seq = worker__mb_load(&mb->frame[0].bell);
+        uint32_t s;
+
+        if (worker__mb_load(&mb->frame[0].shutdown))
+            return;
+        s = worker__mb_load(&mb->frame[0].state);
+        if (s == WORKER__MB_SHUTDOWN)
+            return;
+        if (worker__self.parent_gone || getppid() != worker__self.ppid_before_fork)
+            return;
+        if (s == WORKER__MB_CONTROL_REQUEST) {
+            handle_control(mb);
+            continue;
+        }
+        for (int spin = 0; spin < 200; spin++) {
+            if (worker__mb_load(&mb->frame[0].bell) != seq)
+                break;
+            __builtin_ia32_pause();
+        }
+        worker__futex_wait(&mb->frame[0].bell, seq, 0);
+    }
+}
+
+_Noreturn void worker__child_main(worker *parent, struct worker__child *c,
+                                  pid_t ppid_before_fork)
+{
+    struct setup_state st;
+    char msg[WORKER_ERROR_MAX];
+    char name[16];
+    sigset_t none;
+    int rc;
+
+    /* Signals are all blocked (the parent blocked them across fork). Reset
+       every inherited handler (the test runner's, the fixture's) before
+       anything can run one. */
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP && sig != SIGTERM && sig != SIGHUP &&
+            (sig < SIGRTMIN || sig > SIGRTMAX))
+            set_disposition(sig, SIG_DFL);
+    set_disposition(SIGTERM, on_signal_from_handler);
+    set_disposition(SIGHUP, on_signal_from_handler);
+
+    worker__self.is_child = true;
+    worker__self.cancel = 0;
+    worker__self.parent_gone = 0;
+    worker__self.ppid_before_fork = ppid_before_fork;
+    worker__self.doorbell_fd = -1;
+    forget_siblings(parent, c);
+    worker__self.uplink_fd = parent->doorbell_fd;
+    worker__self.mailbox = c->mb;
+
+    /* Parent death: the signal is lost if the parent died before prctl,
+       so re-check against the pid captured before fork right after it. */
+    prctl(PR_SET_PDEATHSIG, SIGHUP);
+    if (getppid() != ppid_before_fork)
+        worker__self.parent_gone = 1;
+    if (parent->is_root)
+        setpgid(0, 0);
+    snprintf(name, sizeof(name), "wk-%s-%u", worker_child_kind_name(c->kind),
+             c->index);
+    prctl(PR_SET_NAME, name);
+
+    {
+        char role[WORKER__NAME_MAX];
+        const char *up = parent->is_root ? "" : worker__self.role;
+        worker__fmt(role, sizeof(role), "%s%s%s.%u", up, up[0] ? "/" : "",
+                 worker_child_kind_name(c->kind), c->index);
+        snprintf(worker__self.role, sizeof(worker__self.role), "%s", role);
+    }
+    worker__faults_enter_role(worker__self.role);
+    c->mb->frame[0].child_pid = (uint32_t)getpid();
+
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    memset(&st, 0, sizeof(st));
+    rc = setup(parent, c, &st, msg, sizeof(msg));
+
+    /* From here on SIGTERM stays blocked: the publication below and the
+       _exit after it cannot be interrupted by a cancel. */
+    block_sigterm();
+    if (rc == -ECANCELED)
+        worker__child_exit(1);
+    if (rc) {
+        worker__mb_write_error(&c->mb->frame[0], 1, msg);
+        worker__mb_store(&c->mb->frame[0].state, WORKER__MB_INIT_FAILED);
+        ring_uplink();
+        (void)WORKER__FAULT(WORKER__FP_AFTER_INIT_FAILED, msg, sizeof(msg));
+        worker__child_exit(1);
+    }
+    if (must_stop()) {
+        /* The cancel arrived during setup but after its last check. */
+        undo_setup(&st);
+        worker__child_exit(1);
+    }
+    c->mb->frame[0].depth = c->kind == WORKER_CHILD_CHIP ? st.dev.depth : 1;
+    worker__mb_store(&c->mb->frame[0].state, WORKER__MB_INIT_READY);
+    ring_uplink();
+    (void)WORKER__FAULT(WORKER__FP_AFTER_INIT_READY, msg, sizeof(msg));
+
+    serve(c->mb);
+
+    (void)WORKER__FAULT(WORKER__FP_SERVE_SHUTDOWN, msg, sizeof(msg));
+    rc = 0;
+    if (st.nested_ready) {
+        atomic_store(&st.nested->state, WORKER_CLOSED);
+        rc = worker__teardown(st.nested);
+        st.nested_ready = false;
+    }
+    undo_setup(&st);
+    worker__child_exit(rc ? 1 : 0);
+}

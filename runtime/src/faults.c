@@ -1,0 +1,367 @@
+/*
+ * faults.c — named fault points armed per role.
+ *
+ * The table is parsed once in the root (options + WORKER_FAULTS) and
+ * inherited by every child across fork; each process then computes the bit
+ * set of points armed for its own role, so a disarmed point costs one load
+ * and one predictable branch (WORKER__FAULT in internal.h).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+enum fault_action {
+    FA_DELAY = 1,
+    FA_HANG,
+    FA_FAIL,
+    FA_EXIT,
+    FA_SIGTERM,
+    FA_SIGKILL,
+    FA_SIGNAL_PARENT,
+    FA_GATE_WAIT,
+    FA_GATE_OPEN,
+};
+
+struct action {
+    enum fault_action kind;
+    long arg;
+    char msg[128];
+};
+
+#define MAX_ENTRIES 32
+#define MAX_ACTIONS 4
+
+struct entry {
+    char role[WORKER__NAME_MAX];
+    unsigned point;
+    unsigned n_actions;
+    struct action actions[MAX_ACTIONS];
+    bool mine; /* matches this process's role */
+};
+
+static struct entry table[MAX_ENTRIES];
+static unsigned n_table;
+static worker_gates *gates;
+
+uint32_t worker__fault_mask;
+
+static const char *const point_names[WORKER__FP_COUNT] = {
+    [WORKER__FP_SETUP_BEGIN] = "setup_begin",
+    [WORKER__FP_SETUP_END] = "setup_end",
+    [WORKER__FP_AFTER_INIT_FAILED] = "after_init_failed",
+    [WORKER__FP_AFTER_INIT_READY] = "after_init_ready",
+    [WORKER__FP_SERVE_SHUTDOWN] = "serve_shutdown",
+    [WORKER__FP_BEFORE_FORK] = "before_fork",
+    [WORKER__FP_BARRIER_POLL] = "barrier_poll",
+    [WORKER__FP_ROLLBACK_BEGIN] = "rollback_begin",
+    [WORKER__FP_ROLLBACK_AFTER_SHUTDOWN] = "rollback_after_shutdown",
+    [WORKER__FP_ROLLBACK_AFTER_SIGTERM] = "rollback_after_sigterm",
+    [WORKER__FP_ROLLBACK_AFTER_KILL] = "rollback_after_kill",
+    [WORKER__FP_CLOSE_BEGIN] = "close_begin",
+    [WORKER__FP_CLOSE_AFTER_BROADCAST] = "close_after_broadcast",
+    [WORKER__FP_TASK_BEGIN] = "task_begin",
+    [WORKER__FP_TASK_END] = "task_end",
+    [WORKER__FP_CONTROL] = "control",
+};
+
+_Static_assert(WORKER__FP_COUNT <= 32, "fault mask is 32 bits");
+
+const char *worker_fault_point_name(unsigned point)
+{
+    return point < WORKER__FP_COUNT ? point_names[point] : NULL;
+}
+
+static const struct {
+    const char *name;
+    enum fault_action kind;
+    int arg; /* 0 none, 1 number, 2 text, 3 optional text */
+} action_names[] = {
+    { "delay", FA_DELAY, 1 },       { "hang", FA_HANG, 0 },
+    { "fail", FA_FAIL, 3 },         { "exit", FA_EXIT, 1 },
+    { "sigterm", FA_SIGTERM, 0 },   { "sigkill", FA_SIGKILL, 0 },
+    { "signal_parent", FA_SIGNAL_PARENT, 1 },
+    { "gate_wait", FA_GATE_WAIT, 1 }, { "gate_open", FA_GATE_OPEN, 1 },
+};
+
+static const char *skip_ws(const char *s, const char *end)
+{
+    while (s < end && isspace((unsigned char)*s))
+        s++;
+    return s;
+}
+
+static const char *trim_end(const char *s, const char *end)
+{
+    while (end > s && isspace((unsigned char)end[-1]))
+        end--;
+    return end;
+}
+
+static int parse_action(const char *s, const char *end, struct action *a,
+                        char *msg, size_t msg_size)
+{
+    const char *paren = memchr(s, '(', (size_t)(end - s));
+    const char *name_end = paren ? paren : end;
+    const char *arg = NULL, *arg_end = NULL;
+
+    name_end = trim_end(s, name_end);
+    if (paren) {
+        if (end[-1] != ')') {
+            snprintf(msg, msg_size, "fault action '%.*s': missing ')'",
+                     (int)(end - s), s);
+            return -EINVAL;
+        }
+        arg = paren + 1;
+        arg_end = end - 1;
+    }
+    for (size_t i = 0; i < sizeof(action_names) / sizeof(action_names[0]); i++) {
+        if (strlen(action_names[i].name) != (size_t)(name_end - s) ||
+            strncmp(action_names[i].name, s, (size_t)(name_end - s)) != 0)
+            continue;
+        memset(a, 0, sizeof(*a));
+        a->kind = action_names[i].kind;
+        int want = action_names[i].arg;
+        if ((want == 0 && arg) || ((want == 1 || want == 2) && !arg)) {
+            snprintf(msg, msg_size, "fault action '%s': %s", action_names[i].name,
+                     want == 0 ? "takes no argument" : "needs an argument");
+            return -EINVAL;
+        }
+        if (want == 1) {
+            char buf[24], *e;
+            size_t n = (size_t)(arg_end - arg);
+
+            if (n == 0 || n >= sizeof(buf))
+                goto badnum;
+            memcpy(buf, arg, n);
+            buf[n] = '\0';
+            errno = 0;
+            a->arg = strtol(buf, &e, 10);
+            if (errno || *e || a->arg < 0 || a->arg > 3600000)
+                goto badnum;
+            if ((a->kind == FA_GATE_WAIT || a->kind == FA_GATE_OPEN) &&
+                a->arg >= WORKER_GATES_COUNT)
+                goto badnum;
+            if (a->kind == FA_EXIT && a->arg > 255)
+                goto badnum;
+            if (a->kind == FA_SIGNAL_PARENT && (a->arg < 1 || a->arg >= NSIG))
+                goto badnum;
+        } else if (arg) {
+            size_t n = (size_t)(arg_end - arg);
+            if (n >= sizeof(a->msg))
+                n = sizeof(a->msg) - 1;
+            memcpy(a->msg, arg, n);
+        } else if (a->kind == FA_FAIL) {
+            snprintf(a->msg, sizeof(a->msg), "injected fault");
+        }
+        return 0;
+badnum:
+        snprintf(msg, msg_size, "fault action '%.*s': bad number",
+                 (int)(end - s), s);
+        return -EINVAL;
+    }
+    snprintf(msg, msg_size, "unknown fault action '%.*s'", (int)(name_end - s), s);
+    return -EINVAL;
+}
+
+static int parse_entry(const char *s, const char *end, char *msg, size_t msg_size)
+{
+    struct entry e;
+    const char *colon, *eq, *p;
+
+    memset(&e, 0, sizeof(e));
+    s = skip_ws(s, end);
+    end = trim_end(s, end);
+    if (s == end)
+        return 0; /* empty entry, e.g. trailing ';' */
+    colon = memchr(s, ':', (size_t)(end - s));
+    eq = colon ? memchr(colon, '=', (size_t)(end - colon)) : NULL;
+    if (!colon || !eq || colon == s) {
+        snprintf(msg, msg_size, "fault entry '%.*s': want ROLE:POINT=ACTION",
+                 (int)(end - s), s);
+        return -EINVAL;
+    }
+    const char *role_end = trim_end(s, colon);
+    if ((size_t)(role_end - s) >= sizeof(e.role)) {
+        snprintf(msg, msg_size, "fault role too long");
+        return -EINVAL;
+    }
+    memcpy(e.role, s, (size_t)(role_end - s));
+
+    const char *pt = skip_ws(colon + 1, eq), *pt_end = trim_end(pt, eq);
+    e.point = WORKER__FP_COUNT;
+    for (unsigned i = 0; i < WORKER__FP_COUNT; i++)
+        if (strlen(point_names[i]) == (size_t)(pt_end - pt) &&
+            strncmp(point_names[i], pt, (size_t)(pt_end - pt)) == 0)
+            e.point = i;
+    if (e.point == WORKER__FP_COUNT) {
+        snprintf(msg, msg_size, "unknown fault point '%.*s'", (int)(pt_end - pt), pt);
+        return -EINVAL;
+    }
+
+    p = eq + 1;
+    while (p < end) {
+        /* '+' separates actions; it cannot occur inside an argument that
+           matters here (messages may not contain '+', ';'). */
+        const char *a_end = memchr(p, '+', (size_t)(end - p));
+        if (!a_end)
+            a_end = end;
+        const char *as = skip_ws(p, a_end), *ae = trim_end(as, a_end);
+        if (e.n_actions == MAX_ACTIONS) {
+            snprintf(msg, msg_size, "too many actions (max %d)", MAX_ACTIONS);
+            return -EINVAL;
+        }
+        if (as == ae) {
+            snprintf(msg, msg_size, "empty fault action");
+            return -EINVAL;
+        }
+        int rc = parse_action(as, ae, &e.actions[e.n_actions], msg, msg_size);
+        if (rc)
+            return rc;
+        e.n_actions++;
+        p = a_end + 1;
+    }
+    if (e.n_actions == 0) {
+        snprintf(msg, msg_size, "fault entry without action");
+        return -EINVAL;
+    }
+    if (n_table == MAX_ENTRIES) {
+        snprintf(msg, msg_size, "too many fault entries (max %d)", MAX_ENTRIES);
+        return -EINVAL;
+    }
+    table[n_table++] = e;
+    return 0;
+}
+
+int worker__faults_parse(const char *spec, bool dry_run, char *msg,
+                         size_t msg_size)
+{
+    const char *s = spec, *end;
+    unsigned saved = n_table;
+
+    if (!spec)
+        return 0;
+    end = spec + strlen(spec);
+    while (s < end) {
+        const char *e = memchr(s, ';', (size_t)(end - s));
+        if (!e)
+            e = end;
+        int rc = parse_entry(s, e, msg, msg_size);
+        if (rc) {
+            n_table = saved; /* all or nothing */
+            return rc;
+        }
+        s = e + 1;
+    }
+    if (dry_run)
+        n_table = saved;
+    return 0;
+}
+
+bool worker__faults_need_gates(void)
+{
+    for (unsigned i = 0; i < n_table; i++)
+        for (unsigned j = 0; j < table[i].n_actions; j++)
+            if (table[i].actions[j].kind == FA_GATE_WAIT ||
+                table[i].actions[j].kind == FA_GATE_OPEN)
+                return true;
+    return false;
+}
+
+void worker__faults_enter_role(const char *role)
+{
+    uint32_t mask = 0;
+
+    for (unsigned i = 0; i < n_table; i++) {
+        table[i].mine = fnmatch(table[i].role, role, 0) == 0;
+        if (table[i].mine)
+            mask |= 1u << table[i].point;
+    }
+    worker__fault_mask = mask;
+}
+
+void worker__faults_set_gates(worker_gates *g)
+{
+    gates = g;
+}
+
+void worker__faults_reset(void)
+{
+    n_table = 0;
+    gates = NULL;
+    worker__fault_mask = 0;
+}
+
+/* A delay that signals do not shorten: the absolute deadline survives
+   EINTR. This is a scripted delay, not a wait for a condition. */
+static void delay_ms(long ms)
+{
+    struct timespec ts;
+    int64_t t = worker__now_ns() + (int64_t)ms * 1000000;
+
+    ts.tv_sec = t / 1000000000;
+    ts.tv_nsec = t % 1000000000;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+int worker__fault_fire(unsigned point, char *msg, size_t msg_size)
+{
+    for (unsigned i = 0; i < n_table; i++) {
+        struct entry *e = &table[i];
+
+        if (!e->mine || e->point != point)
+            continue;
+        for (unsigned j = 0; j < e->n_actions; j++) {
+            struct action *a = &e->actions[j];
+
+            switch (a->kind) {
+            case FA_DELAY:
+                delay_ms(a->arg);
+                break;
+            case FA_HANG:
+                for (;;)
+                    pause();
+            case FA_FAIL:
+                if (msg_size)
+                    snprintf(msg, msg_size, "%s", a->msg);
+                return -EIO;
+            case FA_EXIT:
+                /* Never exits the caller of the library: children only. */
+                if (worker__self.is_child)
+                    worker__child_exit((int)a->arg);
+                break;
+            case FA_SIGTERM:
+                kill(getpid(), SIGTERM);
+                break;
+            case FA_SIGKILL:
+                kill(getpid(), SIGKILL);
+                break;
+            case FA_SIGNAL_PARENT:
+                /* The parent is signalled only while it is still the process
+                   that forked us (the pid cannot have been reused: it is our
+                   parent, alive). */
+                if (worker__self.is_child &&
+                    getppid() == worker__self.ppid_before_fork)
+                    kill(worker__self.ppid_before_fork, (int)a->arg);
+                break;
+            case FA_GATE_WAIT:
+                if (gates)
+                    worker__gate_wait(gates, (unsigned)a->arg);
+                break;
+            case FA_GATE_OPEN:
+                if (gates)
+                    worker_gate_open(gates, (unsigned)a->arg);
+                break;
+            }
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,611 @@
+/*
+ * lifecycle.c — the public handle: options, validation, topology, and the
+ * NEW -> INITIALIZING -> READY | FAILED -> CLOSED state machine with
+ * simpler's admission rules.
+ *
+ * Admission table (worker_init):
+ *   NEW           -> INITIALIZING, run the epoch
+ *   INITIALIZING  -> -EINPROGRESS "already in progress"
+ *   READY         -> -EALREADY    "already initialized"
+ *   FAILED        -> -EPERM       "startup failed; close this worker and create a new one"
+ *   CLOSED        -> -ESHUTDOWN   "worker is closed"
+ *   attached      -> -EPERM       "attached as a child"
+ * worker_close: any -> CLOSED at once (absorbing); teardown runs when live
+ * resources remain; the journal is retried on every call.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static const char *const state_names[] = {
+    "NEW", "INITIALIZING", "READY", "FAILED", "CLOSED",
+};
+
+const char *worker_state_name(worker_state state)
+{
+    return (unsigned)state < 5 ? state_names[state] : "?";
+}
+
+const char *worker_child_kind_name(worker_child_kind kind)
+{
+    switch (kind) {
+    case WORKER_CHILD_SUB: return "sub";
+    case WORKER_CHILD_CHIP: return "chip";
+    case WORKER_CHILD_NEXT: return "next";
+    }
+    return "?";
+}
+
+/* ---- scripts ---- */
+
+static const char *const script_names[WORKER__SCRIPT_COUNT] = {
+    [WORKER_SCRIPT_OK] = "ok",
+    [WORKER_SCRIPT_FAIL] = "fail",
+    [WORKER_SCRIPT_HANG] = "hang",
+    [WORKER_SCRIPT_SLOW_FAIL] = "slow_fail",
+    [WORKER_SCRIPT_EXIT] = "exit",
+    [WORKER_SCRIPT_CRASH] = "crash",
+    [WORKER_SCRIPT_IGNORE_SIGTERM] = "ignore_sigterm",
+    [WORKER_SCRIPT_FORK_GRANDCHILD] = "fork_grandchild",
+};
+
+int worker_script_parse(const char *text, size_t len, worker_script *out,
+                        size_t *msg_len)
+{
+    const char *paren;
+    size_t name_len;
+
+    if (!text || !out)
+        return -EINVAL;
+    paren = memchr(text, '(', len);
+    name_len = paren ? (size_t)(paren - text) : len;
+    for (int k = 0; k < WORKER__SCRIPT_COUNT; k++) {
+        worker_script s = WORKER_SCRIPT_INIT;
+        const char *arg = paren ? paren + 1 : NULL;
+        size_t arg_len = paren ? len - name_len - 2 : 0;
+
+        if (strlen(script_names[k]) != name_len ||
+            strncmp(script_names[k], text, name_len) != 0)
+            continue;
+        if (paren && text[len - 1] != ')')
+            return -EINVAL;
+        s.kind = (worker_script_kind)k;
+        switch (s.kind) {
+        case WORKER_SCRIPT_FAIL:
+            if (arg && arg_len) {
+                s.msg = arg;
+                if (msg_len)
+                    *msg_len = arg_len;
+            } else if (msg_len) {
+                *msg_len = 0;
+            }
+            break;
+        case WORKER_SCRIPT_SLOW_FAIL:
+        case WORKER_SCRIPT_EXIT: {
+            char buf[16], *end;
+            long v;
+
+            if (!arg || arg_len == 0 || arg_len >= sizeof(buf))
+                return -EINVAL;
+            memcpy(buf, arg, arg_len);
+            buf[arg_len] = '\0';
+            errno = 0;
+            v = strtol(buf, &end, 10);
+            if (errno || *end || v < 0 ||
+                v > (s.kind == WORKER_SCRIPT_EXIT ? 255 : 3600000))
+                return -EINVAL;
+            s.arg = (int)v;
+            if (msg_len)
+                *msg_len = 0;
+            break;
+        }
+        default:
+            if (paren)
+                return -EINVAL;
+            if (msg_len)
+                *msg_len = 0;
+            break;
+        }
+        *out = s;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+/* ---- validation ---- */
+
+#define BAD(...)                                                            \
+    do {                                                                    \
+        if (msg_size)                                                       \
+            snprintf(msg, msg_size, __VA_ARGS__);                           \
+        return -EINVAL;                                                     \
+    } while (0)
+
+static int check_timeout(const char *field, double v, char *msg, size_t msg_size)
+{
+    if (isnan(v) || isinf(v))
+        BAD("%s must be finite (got %g)", field, v);
+    if (v <= 0)
+        BAD("%s must be > 0 (got %g)", field, v);
+    if (v > 1e6)
+        BAD("%s must be at most 1e6 s (got %g)", field, v);
+    return 0;
+}
+
+static int check_script(const char *what, unsigned i, const worker_script *s,
+                        char *msg, size_t msg_size)
+{
+    if ((unsigned)s->kind >= WORKER__SCRIPT_COUNT)
+        BAD("%s %u: unknown script kind %d", what, i, (int)s->kind);
+    if (s->kind == WORKER_SCRIPT_SLOW_FAIL && (s->arg < 0 || s->arg > 3600000))
+        BAD("%s %u: slow_fail delay must be 0..3600000 ms (got %d)", what, i,
+            s->arg);
+    if (s->kind == WORKER_SCRIPT_EXIT && (s->arg < 0 || s->arg > 255))
+        BAD("%s %u: exit code must be 0..255 (got %d)", what, i, s->arg);
+    return 0;
+}
+
+int worker_options_validate(const worker_options *opt, char *msg, size_t msg_size)
+{
+    int rc;
+
+    if (!opt)
+        BAD("options are NULL");
+    if (opt->level < WORKER_LEVEL_MIN || opt->level > WORKER_LEVEL_MAX)
+        BAD("level must be %d..%d (got %d)", WORKER_LEVEL_MIN, WORKER_LEVEL_MAX,
+            opt->level);
+    if (opt->num_subs > WORKER_MAX_SUBS)
+        BAD("num_subs must be at most %d (got %u)", WORKER_MAX_SUBS, opt->num_subs);
+    if (opt->num_chips > WORKER_MAX_CHIPS)
+        BAD("num_chips must be at most %d (got %u)", WORKER_MAX_CHIPS,
+            opt->num_chips);
+    if (opt->num_chips && opt->level >= 4)
+        BAD("chips (device ids) are rejected at level >= 4 (level %d)", opt->level);
+    if ((rc = check_timeout("startup_timeout_s", opt->startup_timeout_s, msg, msg_size)) ||
+        (rc = check_timeout("rollback_timeout_s", opt->rollback_timeout_s, msg, msg_size)) ||
+        (rc = check_timeout("close_timeout_s", opt->close_timeout_s, msg, msg_size)))
+        return rc;
+    if (opt->chip_memory_bytes &&
+        (opt->chip_memory_bytes < 4096 || opt->chip_memory_bytes > (1u << 30)))
+        BAD("chip_memory_bytes must be 4096..%u (got %zu)", 1u << 30,
+            opt->chip_memory_bytes);
+    if (opt->chip_pipeline_depth > 8)
+        BAD("chip_pipeline_depth must be 1..8 (got %u)", opt->chip_pipeline_depth);
+    if (opt->sub_scripts && !opt->num_subs)
+        BAD("sub_scripts given without sub children");
+    if (opt->chip_scripts && !opt->num_chips)
+        BAD("chip_scripts given without chips");
+    for (unsigned i = 0; opt->sub_scripts && i < opt->num_subs; i++)
+        if ((rc = check_script("sub", i, &opt->sub_scripts[i], msg, msg_size)))
+            return rc;
+    for (unsigned i = 0; opt->chip_scripts && i < opt->num_chips; i++)
+        if ((rc = check_script("chip", i, &opt->chip_scripts[i], msg, msg_size)))
+            return rc;
+    if ((rc = check_script("self", 0, &opt->self_script, msg, msg_size)))
+        return rc;
+    if (opt->faults) {
+        /* Parse into the process table and roll back: syntax check only. */
+        char m[200] = "";
+        rc = worker__faults_parse(opt->faults, true, m, sizeof(m));
+        if (rc)
+            BAD("faults: %s", m);
+    }
+    if (msg_size)
+        msg[0] = '\0';
+    return 0;
+}
+
+#undef BAD
+
+/* ---- construction ---- */
+
+static void copy_scripts(worker_script *dst, char (*msgs)[WORKER_ERROR_MAX],
+                         const worker_script *src, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        worker_script s = WORKER_SCRIPT_INIT;
+        if (src)
+            s = src[i];
+        if (s.msg) {
+            snprintf(msgs[i], WORKER_ERROR_MAX, "%s", s.msg);
+            s.msg = msgs[i];
+        }
+        dst[i] = s;
+    }
+}
+
+int worker_new(worker **ret, const worker_options *opt)
+{
+    static const worker_options defaults = WORKER_OPTIONS_INIT;
+    worker *w = NULL;
+    int rc;
+
+    if (!ret)
+        return -EINVAL;
+    if (!opt)
+        opt = &defaults;
+    rc = worker_options_validate(opt, NULL, 0);
+    if (rc)
+        return rc;
+    w = calloc(1, sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    w->opt = *opt;
+    w->doorbell_fd = -1;
+    pthread_mutex_init(&w->lock, NULL);
+    atomic_init(&w->state, WORKER_NEW);
+    if (opt->num_subs) {
+        w->sub_scripts = calloc(opt->num_subs, sizeof(*w->sub_scripts));
+        w->sub_msgs = calloc(opt->num_subs, sizeof(*w->sub_msgs));
+        if (!w->sub_scripts || !w->sub_msgs)
+            goto nomem;
+        copy_scripts(w->sub_scripts, w->sub_msgs, opt->sub_scripts, opt->num_subs);
+    }
+    if (opt->num_chips) {
+        w->chip_scripts = calloc(opt->num_chips, sizeof(*w->chip_scripts));
+        w->chip_msgs = calloc(opt->num_chips, sizeof(*w->chip_msgs));
+        if (!w->chip_scripts || !w->chip_msgs)
+            goto nomem;
+        copy_scripts(w->chip_scripts, w->chip_msgs, opt->chip_scripts,
+                     opt->num_chips);
+    }
+    if (opt->self_script.msg) {
+        snprintf(w->self_msg, sizeof(w->self_msg), "%s", opt->self_script.msg);
+        w->opt.self_script.msg = w->self_msg;
+    }
+    if (opt->faults && !(w->faults = strdup(opt->faults)))
+        goto nomem;
+    w->opt.sub_scripts = NULL;
+    w->opt.chip_scripts = NULL;
+    w->opt.faults = NULL;
+    if (!w->opt.chip_memory_bytes)
+        w->opt.chip_memory_bytes = 64 * 1024;
+    if (!w->opt.chip_pipeline_depth)
+        w->opt.chip_pipeline_depth = 1;
+    *ret = w;
+    return 0;
+
+nomem:
+    worker_free(w);
+    return -ENOMEM;
+}
+
+int worker_add_child(worker *parent, worker *child)
+{
+    if (!parent || !child)
+        return -EINVAL;
+    if (parent == child) {
+        worker__set_error(parent, "cannot add a worker to itself");
+        return -EINVAL;
+    }
+    if (parent->opt.level < 4) {
+        worker__set_error(parent, "next-level children need level >= 4 (level %d)",
+                          parent->opt.level);
+        return -EINVAL;
+    }
+    if (child->opt.level != parent->opt.level - 1) {
+        worker__set_error(parent, "a level-%d worker takes level-%d children, not %d",
+                          parent->opt.level, parent->opt.level - 1,
+                          child->opt.level);
+        return -EINVAL;
+    }
+    if (parent->parent) {
+        worker__set_error(parent, "this worker is already attached as a child");
+        return -EPERM;
+    }
+    if (atomic_load(&parent->state) != WORKER_NEW) {
+        worker__set_error(parent, "add_child before init: worker is %s",
+                          worker_state_name(atomic_load(&parent->state)));
+        return -EBUSY;
+    }
+    if (child->parent) {
+        worker__set_error(parent, "child already attached to another parent");
+        return -EEXIST;
+    }
+    if (atomic_load(&child->state) != WORKER_NEW) {
+        worker__set_error(parent, "child must be NEW (is %s)",
+                          worker_state_name(atomic_load(&child->state)));
+        return -EBUSY;
+    }
+    if (parent->n_next == WORKER_MAX_NEXT) {
+        worker__set_error(parent, "at most %d next-level children", WORKER_MAX_NEXT);
+        return -ENOSPC;
+    }
+    /* Freeze the topology: the child is owned by the parent from now on. */
+    child->parent = parent;
+    child->next_id = parent->n_next;
+    parent->next[parent->n_next++] = child;
+    return (int)child->next_id;
+}
+
+/* ---- init ---- */
+
+static int check_sigchld(worker *w)
+{
+    struct sigaction sa;
+
+    /* With SIGCHLD ignored (or SA_NOCLDWAIT) the kernel reaps our children
+       behind our back: pidfds and wait statuses would lie. */
+    if (sigaction(SIGCHLD, NULL, &sa) == 0 &&
+        (sa.sa_handler == SIG_IGN || (sa.sa_flags & SA_NOCLDWAIT))) {
+        worker__set_error(w, "SIGCHLD is ignored (or SA_NOCLDWAIT): children "
+                             "would be auto-reaped");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int load_faults(worker *w)
+{
+    const char *env = getenv("WORKER_FAULTS");
+    char m[200] = "";
+    int rc;
+
+    worker__faults_reset();
+    if ((rc = worker__faults_parse(w->faults, false, m, sizeof(m))) ||
+        (rc = worker__faults_parse(env, false, m, sizeof(m)))) {
+        worker__set_error(w, "faults: %s", m);
+        worker__faults_reset();
+        return rc;
+    }
+    w->gates = w->opt.gates;
+    if (!w->gates && worker__faults_need_gates()) {
+        if ((rc = worker_gates_new(&w->gates))) {
+            worker__set_error(w, "gates: %s", strerror(-rc));
+            worker__faults_reset();
+            return rc;
+        }
+        w->owns_gates = true;
+    }
+    worker__faults_set_gates(w->gates);
+    worker__faults_enter_role("root");
+    return 0;
+}
+
+int worker_init(worker *w)
+{
+    int rc;
+    worker_state st;
+
+    if (!w)
+        return -EINVAL;
+    pthread_mutex_lock(&w->lock);
+    st = atomic_load(&w->state);
+    if (w->parent) {
+        worker__set_error(w, "a worker attached as a child is initialized by its parent");
+        rc = -EPERM;
+    } else if (st == WORKER_INITIALIZING) {
+        worker__set_error(w, "init already in progress");
+        rc = -EINPROGRESS;
+    } else if (st == WORKER_READY) {
+        worker__set_error(w, "already initialized");
+        rc = -EALREADY;
+    } else if (st == WORKER_FAILED) {
+        worker__set_error(w, "startup failed; close this worker and create a new one");
+        rc = -EPERM;
+    } else if (st == WORKER_CLOSED) {
+        worker__set_error(w, "worker is closed");
+        rc = -ESHUTDOWN;
+    } else {
+        rc = check_sigchld(w);
+    }
+    if (rc) {
+        pthread_mutex_unlock(&w->lock);
+        return rc;
+    }
+    w->is_root = true;
+    if ((rc = worker__ns_init(w)) || (rc = load_faults(w))) {
+        if (rc == -ENAMETOOLONG)
+            worker__set_error(w, "shm prefix too long");
+        pthread_mutex_unlock(&w->lock);
+        return rc;
+    }
+    w->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (w->doorbell_fd < 0) {
+        rc = -errno;
+        worker__set_error(w, "eventfd: %s", strerror(errno));
+        pthread_mutex_unlock(&w->lock);
+        return rc;
+    }
+    atomic_store(&w->state, WORKER_INITIALIZING);
+    atomic_store(&w->cancel, 0);
+    atomic_store(&w->init_running, 1);
+    w->init_tid = gettid();
+    w->deadline_ns = worker__now_ns() + worker__s_to_ns(w->opt.startup_timeout_s);
+    pthread_mutex_unlock(&w->lock);
+
+    rc = worker__start(w);
+
+    /* Commit under the lock: a concurrent close() may have published CLOSED
+       (absorbing) and cancelled us; a late READY must not overwrite it. The
+       epoch re-checked the cancel flag before returning 0, and a cancel that
+       lands after that check finds READY and closes the tree normally. */
+    pthread_mutex_lock(&w->lock);
+    if (atomic_load(&w->state) == WORKER_INITIALIZING)
+        atomic_store(&w->state, rc ? WORKER_FAILED : WORKER_READY);
+    atomic_store(&w->init_running, 0);
+    worker__futex_wake(&w->init_running, 1 << 30);
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+/* Init of a nested worker, inside the next-level child that runs it. The
+   parent set ns_root/ns_path, the deadline and the gates before fork. */
+int worker__init_nested(worker *w)
+{
+    int rc;
+
+    w->is_root = false;
+    if ((rc = worker__ns_init(w)))
+        return rc;
+    w->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (w->doorbell_fd < 0) {
+        rc = -errno;
+        worker__set_error(w, "eventfd: %s", strerror(errno));
+        return rc;
+    }
+    /* The SIGTERM/SIGHUP handler rings this, so a barrier parked in ppoll
+       sees the cancel at once. */
+    worker__self.doorbell_fd = w->doorbell_fd;
+    atomic_store(&w->state, WORKER_INITIALIZING);
+    rc = worker__start(w);
+    atomic_store(&w->state, rc ? WORKER_FAILED : WORKER_READY);
+    return rc;
+}
+
+/* ---- close ---- */
+
+int worker_close(worker *w)
+{
+    int rc = 0;
+
+    if (!w)
+        return -EINVAL;
+    if (w->parent) {
+        worker__set_error(w, "a worker attached as a child is closed by its parent");
+        return -EPERM;
+    }
+    pthread_mutex_lock(&w->lock);
+    if (atomic_load(&w->init_running)) {
+        if (gettid() == w->init_tid) {
+            pthread_mutex_unlock(&w->lock);
+            worker__set_error(w, "close from the init-owner thread while initializing");
+            return -EDEADLK;
+        }
+        /* Cooperative cancel (simpler #1673): publish CLOSED, latch the
+           cancel flag, ring the doorbell the barrier polls, then wait for
+           the init to unwind through its own rollback. */
+        atomic_store(&w->state, WORKER_CLOSED);
+        atomic_store(&w->cancel, 1);
+        if (w->doorbell_fd >= 0) {
+            uint64_t one = 1;
+            ssize_t n = write(w->doorbell_fd, &one, sizeof(one));
+            (void)n;
+        }
+        pthread_mutex_unlock(&w->lock);
+        int64_t deadline = worker__now_ns() + worker__s_to_ns(w->opt.close_timeout_s);
+        while (atomic_load(&w->init_running)) {
+            if (worker__futex_wait(&w->init_running, 1, deadline) == -ETIMEDOUT &&
+                atomic_load(&w->init_running)) {
+                worker__set_error(w, "init did not unwind within %gs of the cancel",
+                                  w->opt.close_timeout_s);
+                return -ETIMEDOUT;
+            }
+        }
+        pthread_mutex_lock(&w->lock);
+    }
+    atomic_store(&w->state, WORKER_CLOSED);
+    if (worker__has_live_resources(w))
+        rc = worker__teardown(w);
+    if (w->doorbell_fd >= 0 && !worker__has_live_resources(w)) {
+        close(w->doorbell_fd);
+        w->doorbell_fd = -1;
+    }
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+static void free_tree(worker *w)
+{
+    for (unsigned i = 0; i < w->n_next; i++)
+        free_tree(w->next[i]);
+    if (w->owns_gates)
+        worker_gates_free(w->gates);
+    if (w->doorbell_fd >= 0)
+        close(w->doorbell_fd);
+    pthread_mutex_destroy(&w->lock);
+    free(w->sub_scripts);
+    free(w->sub_msgs);
+    free(w->chip_scripts);
+    free(w->chip_msgs);
+    free(w->faults);
+    free(w);
+}
+
+void worker_free(worker *w)
+{
+    if (!w)
+        return;
+    if (w->parent)
+        return; /* owned by its parent; freed with it */
+    if (atomic_load(&w->state) != WORKER_NEW || worker__has_live_resources(w))
+        worker_close(w);
+    if (w->is_root && w->faults)
+        worker__faults_reset();
+    free_tree(w);
+}
+
+/* ---- accessors ---- */
+
+worker_state worker_get_state(const worker *w)
+{
+    return w ? (worker_state)atomic_load(&((worker *)w)->state) : WORKER_CLOSED;
+}
+
+int worker_level(const worker *w)
+{
+    return w ? w->opt.level : -EINVAL;
+}
+
+const char *worker_last_error(const worker *w)
+{
+    return w ? w->last_error : "";
+}
+
+size_t worker_child_pids(const worker *w, worker_child_kind kind, pid_t *pids,
+                         size_t n)
+{
+    size_t count = 0;
+
+    if (!w)
+        return 0;
+    for (size_t i = 0; i < w->n_children; i++) {
+        const struct worker__child *c = &w->children[i];
+        if (c->kind != kind || c->reaped || c->cstate == WORKER__C_EMPTY)
+            continue;
+        if (count < n && pids)
+            pids[count] = c->pid;
+        count++;
+    }
+    return count;
+}
+
+int worker_chip_pipeline_depth(const worker *w, unsigned index)
+{
+    if (!w)
+        return -EINVAL;
+    for (size_t i = 0; i < w->n_children; i++) {
+        const struct worker__child *c = &w->children[i];
+        if (c->kind == WORKER_CHILD_CHIP && c->index == index &&
+            c->cstate == WORKER__C_READY)
+            return (int)c->pipeline_depth;
+    }
+    return -ENOENT;
+}
+
+worker *worker_next_child(worker *w, unsigned id)
+{
+    return w && id < w->n_next ? w->next[id] : NULL;
+}
+
+int worker_last_rollback(const worker *w, worker_rollback_report *out)
+{
+    if (!w || !out)
+        return -EINVAL;
+    if (!w->rollback.happened)
+        return -ENOENT;
+    *out = w->rollback;
+    return 0;
+}
+
+size_t worker_journal_size(const worker *w)
+{
+    return w ? w->n_journal : 0;
+}

@@ -1,0 +1,89 @@
+/*
+ * mailbox.c — creation of the per-child shared-memory mailbox and the small
+ * store/wake helpers both sides use. The layout is in mailbox.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int worker__mailbox_create(const char *name, worker__mailbox **ret)
+{
+    int fd = -1;
+    void *p = MAP_FAILED;
+    int rc;
+
+    fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    /* Reserve the pages now: on a full tmpfs this fails here, instead of a
+       SIGBUS at the first touch in whichever process gets there first. */
+    rc = posix_fallocate(fd, 0, WORKER__MAILBOX_SIZE);
+    if (rc != 0) {
+        rc = -rc;
+        goto fail;
+    }
+    p = mmap(NULL, WORKER__MAILBOX_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+             fd, 0);
+    if (p == MAP_FAILED) {
+        rc = -errno;
+        goto fail;
+    }
+    close(fd);
+
+    worker__mailbox *mb = p;
+    for (unsigned i = 0; i < WORKER__MB_FRAMES; i++) {
+        mb->frame[i].magic = WORKER__MB_MAGIC;
+        mb->frame[i].version = WORKER__MB_VERSION;
+    }
+    /* Nobody else maps it yet; the release only documents intent. */
+    worker__mb_store(&mb->frame[0].state, WORKER__MB_IDLE);
+    *ret = mb;
+    return 0;
+
+fail:
+    close(fd);
+    shm_unlink(name);
+    return rc;
+}
+
+void worker__mailbox_unmap(worker__mailbox *mb)
+{
+    if (mb)
+        munmap(mb, WORKER__MAILBOX_SIZE);
+}
+
+int worker__mailbox_check(const worker__mailbox *mb)
+{
+    return mb->frame[0].magic == WORKER__MB_MAGIC &&
+           mb->frame[0].version == WORKER__MB_VERSION;
+}
+
+void worker__mb_write_error(worker__mb_frame *f, int32_t code, const char *msg)
+{
+    size_t n = msg ? strnlen(msg, WORKER__MB_MSG_SIZE - 1) : 0;
+
+    f->error = code;
+    if (n)
+        memcpy(f->msg, msg, n);
+    memset(f->msg + n, 0, WORKER__MB_MSG_SIZE - n);
+}
+
+void worker__mb_ring_child(worker__mailbox *mb)
+{
+    atomic_fetch_add_explicit(&mb->frame[0].bell, 1, memory_order_release);
+    worker__futex_wake(&mb->frame[0].bell, 1);
+}
+
+void worker__mb_send_shutdown(worker__mailbox *mb)
+{
+    /* Sticky word first: a child sampling between the two stores already
+       sees it, and no later writer of the state word can undo it. */
+    worker__mb_store(&mb->frame[0].shutdown, 1);
+    worker__mb_store(&mb->frame[0].state, WORKER__MB_SHUTDOWN);
+    worker__mb_ring_child(mb);
+}

@@ -1,0 +1,757 @@
+/*
+ * tree.c — one worker's children: fork in groups, the readiness barrier,
+ * startup rollback, the two-phase close and the cleanup journal.
+ *
+ * Process identity: every child is watched through a pidfd opened right
+ * after fork (the child cannot be reaped by anyone but us before that, so
+ * the pidfd names the process we forked). Signals go through
+ * pidfd_send_signal(); a reaped child's pidfd is closed, so a reaped pid is
+ * never signalled. Direct children of a root lead their own process group;
+ * killpg() of a group is only sent while its leader is unreaped (alive or a
+ * zombie), which pins the group id to our group.
+ *
+ * Waiting: one ppoll() over the doorbell eventfd the children ring after
+ * every publication and the pidfds of the children still pending, with the
+ * remaining time to an absolute deadline. No sleeping, no polling period.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/pidfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define MAX_WAIT (WORKER_MAX_CHILDREN + WORKER__JOURNAL_MAX)
+#define KILL_RESERVE_MAX_NS 1000000000LL
+
+/* ---- helpers ---- */
+
+static void describe_status(int status, char *buf, size_t size)
+{
+    if (status < 0)
+        snprintf(buf, size, "reaped elsewhere");
+    else if (WIFEXITED(status))
+        snprintf(buf, size, "exited with code %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, size, "killed by signal %d (%s)", WTERMSIG(status),
+                 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status))
+                                                : "?");
+    else
+        snprintf(buf, size, "wait status %#x", status);
+}
+
+static int status_from_siginfo(const siginfo_t *si)
+{
+    switch (si->si_code) {
+    case CLD_EXITED:
+        return (si->si_status & 0xff) << 8;
+    case CLD_KILLED:
+        return si->si_status & 0x7f;
+    case CLD_DUMPED:
+        return (si->si_status & 0x7f) | 0x80;
+    default:
+        return -1;
+    }
+}
+
+static int64_t kill_reserve(double budget_s)
+{
+    int64_t r = worker__s_to_ns(budget_s) / 4;
+    return r > KILL_RESERVE_MAX_NS ? KILL_RESERVE_MAX_NS : r;
+}
+
+static bool cancelled(const worker *w)
+{
+    if (atomic_load(&((worker *)w)->cancel))
+        return true;
+    /* Inside a next-level child: the parent's SIGTERM or its death. */
+    return worker__self.is_child && (worker__self.cancel || worker__self.parent_gone);
+}
+
+static void drain_doorbell(const worker *w)
+{
+    uint64_t v;
+
+    if (w->doorbell_fd >= 0)
+        while (read(w->doorbell_fd, &v, sizeof(v)) == sizeof(v))
+            ;
+}
+
+bool worker__has_live_resources(const worker *w)
+{
+    if (w->n_journal)
+        return true;
+    for (size_t i = 0; i < w->n_children; i++)
+        if (w->children[i].cstate != WORKER__C_EMPTY && !w->children[i].reaped)
+            return true;
+    return false;
+}
+
+/* ---- reaping ---- */
+
+/*
+ * Reap c if it has exited. The WNOWAIT peek leaves the zombie in place, so
+ * the leader sweep (killpg of its group: grandchildren it left behind) is
+ * sent while the zombie still pins the group id.
+ */
+static bool try_reap(worker *w, struct worker__child *c)
+{
+    siginfo_t si;
+
+    if (c->reaped)
+        return true;
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_PIDFD, (id_t)c->pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
+        if (errno == EINTR)
+            return false;
+        /* ECHILD: someone else reaped it (a waitpid(-1) of the program). */
+        c->wait_status = -1;
+        goto reaped;
+    }
+    if (si.si_pid == 0)
+        return false;
+    if (c->leader) {
+        killpg(c->pid, SIGKILL);
+        if (w->n_orphan_groups < WORKER_MAX_CHILDREN)
+            w->orphan_groups[w->n_orphan_groups++] = c->pid;
+    }
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_PIDFD, (id_t)c->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+        return false; /* EINTR; the peek said it is there, retry next pass */
+    c->wait_status = status_from_siginfo(&si);
+reaped:
+    close(c->pidfd);
+    c->pidfd = -1;
+    c->reaped = true;
+    return true;
+}
+
+/* Reap every child of the set that exits before the deadline. Returns the
+   number still unreaped. */
+static size_t wait_reap(worker *w, struct worker__child **set, size_t n,
+                        int64_t deadline)
+{
+    struct pollfd pfd[MAX_WAIT];
+    size_t left;
+
+    for (;;) {
+        left = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (try_reap(w, set[i]))
+                continue;
+            pfd[left].fd = set[i]->pidfd;
+            pfd[left].events = POLLIN;
+            left++;
+        }
+        if (left == 0)
+            return 0;
+        int64_t now = worker__now_ns();
+        if (now >= deadline)
+            return left;
+        struct timespec ts = { (deadline - now) / 1000000000,
+                               (deadline - now) % 1000000000 };
+        ppoll(pfd, left, &ts, NULL); /* EINTR: re-scan */
+    }
+}
+
+/* A pidfd of one of our own children that is in process group pgid, or -1.
+   Such a process is a member the group kill orphaned and the kernel
+   re-parented to us (we are a child subreaper, e.g. under the fixture). */
+static int find_child_in_group(pid_t pgid)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int fd = -1;
+
+    if (!d)
+        return -1;
+    while (fd < 0 && (e = readdir(d)) != NULL) {
+        char path[64], buf[4096];
+        int cfd;
+        ssize_t len;
+
+        if (e->d_name[0] == '.')
+            continue;
+        worker__fmt(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
+        cfd = open(path, O_RDONLY | O_CLOEXEC);
+        if (cfd < 0)
+            continue;
+        len = read(cfd, buf, sizeof(buf) - 1);
+        close(cfd);
+        if (len <= 0)
+            continue;
+        buf[len] = '\0';
+        for (char *p = buf, *end; *p; p = end) {
+            long pid = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            /* Our child: its pid cannot be recycled before we reap it. */
+            if (pid > 0 && getpgid((pid_t)pid) == pgid) {
+                fd = pidfd_open((pid_t)pid, 0);
+                if (fd >= 0)
+                    break;
+            }
+        }
+    }
+    closedir(d);
+    return fd;
+}
+
+/* Reap members of the recorded groups that were re-parented to us. */
+static void reap_orphans(worker *w, int64_t deadline)
+{
+    for (size_t g = 0; g < w->n_orphan_groups; g++) {
+        pid_t pgid = w->orphan_groups[g];
+
+        for (;;) {
+            siginfo_t si;
+
+            memset(&si, 0, sizeof(si));
+            if (waitid(P_PGID, (id_t)pgid, &si, WEXITED | WNOHANG) < 0) {
+                if (errno == EINTR)
+                    continue;
+                break; /* ECHILD: no child of ours left in that group */
+            }
+            if (si.si_pid)
+                continue;
+            if (worker__now_ns() >= deadline)
+                break;
+            int fd = find_child_in_group(pgid);
+            if (fd < 0)
+                break;
+            killpg(pgid, SIGKILL); /* our child pins the group id */
+            struct pollfd p = { fd, POLLIN, 0 };
+            int64_t left = deadline - worker__now_ns();
+            if (left > 0) {
+                struct timespec ts = { left / 1000000000, left % 1000000000 };
+                ppoll(&p, 1, &ts, NULL);
+            }
+            close(fd);
+        }
+    }
+    w->n_orphan_groups = 0;
+}
+
+static void send_kill(struct worker__child *c)
+{
+    if (c->reaped)
+        return;
+    if (c->leader)
+        killpg(c->pid, SIGKILL); /* unreaped leader: the group is ours */
+    pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
+    c->sigkill_sent = true;
+}
+
+/* Free what a reaped child used: its mailbox (only now: freeing a live
+   child's mailbox would be a use-after-free in the child), the simulated
+   device memory a chip may have left, and the nested namespace of a
+   next-level child that died without closing its subtree. */
+static void release_child(struct worker__child *c)
+{
+    char dev[WORKER__NAME_MAX + 8];
+
+    worker__mailbox_unmap(c->mb);
+    c->mb = NULL;
+    if (c->shm_name[0]) {
+        shm_unlink(c->shm_name);
+        if (c->kind == WORKER_CHILD_CHIP) {
+            snprintf(dev, sizeof(dev), "%s.dev", c->shm_name);
+            shm_unlink(dev);
+        }
+    }
+    if (c->kind == WORKER_CHILD_NEXT && c->nested_prefix[0])
+        worker__shm_sweep(c->nested_prefix, NULL, 0);
+}
+
+static void journal_child(worker *w, struct worker__child *c)
+{
+    if (w->n_journal == WORKER__JOURNAL_MAX)
+        return; /* cannot happen: at most one entry per child */
+    struct worker__jentry *j = &w->journal[w->n_journal++];
+    j->kind = WORKER__J_CHILD;
+    j->c = *c;
+}
+
+/* Drive the journal: every entry is attempted; reclaimed ones are removed,
+   the others kept for the next close(). Child entries must be reaped by the
+   caller first (bounded blocking reap with SIGKILL escalation). */
+static void drive_journal(worker *w)
+{
+    size_t keep = 0;
+
+    for (size_t i = 0; i < w->n_journal; i++) {
+        struct worker__jentry *j = &w->journal[i];
+        bool done = false;
+
+        if (j->kind == WORKER__J_CHILD && j->c.reaped) {
+            release_child(&j->c);
+            done = true;
+        } else if (j->kind == WORKER__J_SHM) {
+            done = shm_unlink(j->c.shm_name) == 0 || errno == ENOENT;
+        }
+        if (!done)
+            w->journal[keep++] = *j;
+    }
+    w->n_journal = keep;
+}
+
+static void sweep_namespace(worker *w)
+{
+    const char *protect[WORKER__JOURNAL_MAX];
+    size_t n = 0;
+
+    if (!w->prefix[0])
+        return;
+    for (size_t i = 0; i < w->n_journal; i++)
+        protect[n++] = w->journal[i].c.shm_name;
+    worker__shm_sweep(w->prefix, protect, n);
+}
+
+static void journal_inventory(worker *w, const char *what)
+{
+    char buf[400];
+    size_t off = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < w->n_journal && off < sizeof(buf) - 40; i++) {
+        const struct worker__jentry *j = &w->journal[i];
+        if (j->kind == WORKER__J_CHILD)
+            off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s %u (pid %d)",
+                                    i ? ", " : "", worker_child_kind_name(j->c.kind),
+                                    j->c.index, (int)j->c.pid);
+        else
+            off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%sshm %s",
+                                    i ? ", " : "", j->c.shm_name);
+    }
+    worker__set_error(w, "%s left resources un-reclaimed (journaled for the next "
+                         "close): %s", what, buf);
+}
+
+/* ---- fork ---- */
+
+static void child_label(const struct worker__child *c, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s worker %u (pid %d)", worker_child_kind_name(c->kind),
+             c->index, (int)c->pid);
+}
+
+static int spawn(worker *w, struct worker__child *c)
+{
+    char msg[WORKER_ERROR_MAX];
+    sigset_t all, old;
+    pid_t pid, self;
+    int rc;
+
+    if ((rc = WORKER__FAULT(WORKER__FP_BEFORE_FORK, msg, sizeof(msg)))) {
+        worker__set_error(w, "fault before fork of %s %u: %s",
+                          worker_child_kind_name(c->kind), c->index, msg);
+        return rc;
+    }
+    if ((rc = worker__mailbox_create(c->shm_name, &c->mb))) {
+        worker__set_error(w, "mailbox %s: %s", c->shm_name, strerror(-rc));
+        c->shm_name[0] = '\0';
+        return rc;
+    }
+    if (c->kind == WORKER_CHILD_NEXT) {
+        worker *n = c->nested;
+        double own = n->opt.startup_timeout_s;
+        int64_t mine = worker__now_ns() + worker__s_to_ns(own);
+
+        /* One budget for the whole tree: min(parent's deadline, own). */
+        n->deadline_ns = mine < w->deadline_ns ? mine : w->deadline_ns;
+        snprintf(n->ns_root, sizeof(n->ns_root), "%s", w->ns_root);
+        worker__fmt(n->ns_path, sizeof(n->ns_path), "%sn%u.", w->ns_path, c->index);
+        snprintf(c->nested_prefix, sizeof(c->nested_prefix), "%s%s", n->ns_root,
+                 n->ns_path);
+        n->gates = w->gates;
+    }
+
+    /* All signals blocked across fork: the child must not run an inherited
+       handler before it has reset the dispositions. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    self = getpid();
+    pid = fork();
+    if (pid == 0)
+        worker__child_main(w, c, self); /* never returns */
+    rc = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        worker__set_error(w, "fork of %s %u: %s", worker_child_kind_name(c->kind),
+                          c->index, strerror(rc));
+        worker__mailbox_unmap(c->mb);
+        c->mb = NULL;
+        shm_unlink(c->shm_name);
+        c->shm_name[0] = '\0';
+        return -rc;
+    }
+    c->pid = pid;
+    c->cstate = WORKER__C_INIT;
+    if (w->is_root) {
+        /* Both sides call setpgid, so the group exists before either of us
+           can killpg it (the classic job-control race). */
+        setpgid(pid, pid);
+        c->leader = true;
+    }
+    c->pidfd = pidfd_open(pid, 0);
+    if (c->pidfd < 0) {
+        rc = errno;
+        /* The pid is our unreaped child: it cannot have been recycled, so
+           this one plain kill() is safe. */
+        kill(pid, SIGKILL);
+        if (c->leader)
+            killpg(pid, SIGKILL);
+        waitpid(pid, &c->wait_status, 0);
+        c->reaped = true;
+        release_child(c);
+        worker__set_error(w, "pidfd_open: %s", strerror(rc));
+        return -rc;
+    }
+    return 0;
+}
+
+/* ---- barrier ---- */
+
+static int barrier_fail_exited(worker *w, struct worker__child *c)
+{
+    char who[96], st[64];
+    uint32_t s = c->mb ? worker__mb_load(&c->mb->frame[0].state) : WORKER__MB_IDLE;
+
+    child_label(c, who, sizeof(who));
+    /* The error tuple was written before INIT_FAILED was released, and the
+       child exited after that: the message wins over the wait status. */
+    if (s == WORKER__MB_INIT_FAILED) {
+        c->cstate = WORKER__C_FAILED;
+        worker__set_error(w, "%s failed during init: %s", who, c->mb->frame[0].msg);
+        return -EIO;
+    }
+    describe_status(c->wait_status, st, sizeof(st));
+    worker__set_error(w, "%s exited during init before signalling ready (%s)", who, st);
+    return -EIO;
+}
+
+static int barrier(worker *w, size_t first, size_t count)
+{
+    struct pollfd pfd[1 + WORKER_MAX_CHILDREN];
+    struct worker__child *pending[WORKER_MAX_CHILDREN];
+    char msg[WORKER_ERROR_MAX];
+    int rc;
+
+    if (count == 0)
+        return 0;
+    for (;;) {
+        size_t np = 0;
+
+        /* Drain first, then scan: a publication after the scan leaves the
+           eventfd readable, so the ppoll below cannot miss it. */
+        drain_doorbell(w);
+        for (size_t i = first; i < first + count; i++) {
+            struct worker__child *c = &w->children[i];
+            uint32_t s;
+
+            if (c->cstate == WORKER__C_READY)
+                continue;
+            s = worker__mb_load(&c->mb->frame[0].state);
+            if (s == WORKER__MB_INIT_READY) {
+                c->pipeline_depth = c->mb->frame[0].depth;
+                worker__mb_store(&c->mb->frame[0].state, WORKER__MB_IDLE);
+                c->cstate = WORKER__C_READY;
+                continue;
+            }
+            if (s == WORKER__MB_INIT_FAILED) {
+                char who[96];
+                c->cstate = WORKER__C_FAILED;
+                child_label(c, who, sizeof(who));
+                worker__set_error(w, "%s failed during init: %s", who,
+                                  c->mb->frame[0].msg);
+                return -EIO;
+            }
+            if (try_reap(w, c))
+                return barrier_fail_exited(w, c);
+            pending[np++] = c;
+        }
+        if (np == 0)
+            return 0;
+        if ((rc = WORKER__FAULT(WORKER__FP_BARRIER_POLL, msg, sizeof(msg)))) {
+            worker__set_error(w, "startup aborted at barrier: %s", msg);
+            return rc;
+        }
+        if (cancelled(w)) {
+            worker__set_error(w, "init cancelled");
+            return -ECANCELED;
+        }
+        int64_t now = worker__now_ns();
+        if (now >= w->deadline_ns) {
+            char list[300];
+            size_t off = 0;
+            list[0] = '\0';
+            for (size_t i = 0; i < np && off < sizeof(list) - 32; i++)
+                off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%u (pid %d)",
+                                        i ? ", " : "", pending[i]->index,
+                                        (int)pending[i]->pid);
+            worker__set_error(w, "%s worker(s) [%s] did not become ready within the "
+                                 "startup deadline (startup deadline exceeded)",
+                              worker_child_kind_name(pending[0]->kind), list);
+            return -ETIMEDOUT;
+        }
+        pfd[0].fd = w->doorbell_fd;
+        pfd[0].events = POLLIN;
+        for (size_t i = 0; i < np; i++) {
+            pfd[1 + i].fd = pending[i]->pidfd;
+            pfd[1 + i].events = POLLIN;
+        }
+        struct timespec ts = { (w->deadline_ns - now) / 1000000000,
+                               (w->deadline_ns - now) % 1000000000 };
+        ppoll(pfd, 1 + np, &ts, NULL); /* EINTR: re-scan, re-check cancel */
+    }
+}
+
+/* ---- rollback ---- */
+
+static void report_child(worker *w, const struct worker__child *c, bool was_ready,
+                         bool was_failed)
+{
+    worker_rollback_report *r = &w->rollback;
+    worker_rollback_entry *e;
+
+    if (r->n == WORKER_MAX_CHILDREN)
+        return;
+    e = &r->entries[r->n++];
+    e->kind = c->kind;
+    e->index = c->index;
+    e->pid = c->pid;
+    e->wait_status = c->wait_status;
+    if (!c->reaped) {
+        e->disposition = WORKER_DISP_JOURNALED;
+        r->journaled++;
+    } else if (c->sigkill_sent) {
+        e->disposition = WORKER_DISP_KILLED;
+        r->killed++;
+    } else if (was_ready && c->shutdown_sent) {
+        e->disposition = WORKER_DISP_GRACEFUL;
+        r->graceful++;
+    } else if (c->sigterm_sent && !was_failed && !c->exited_before) {
+        e->disposition = WORKER_DISP_CANCELLED;
+        r->cancelled++;
+    } else {
+        e->disposition = WORKER_DISP_EXITED;
+        r->exited++;
+    }
+}
+
+/*
+ * Roll back a failed startup epoch (simpler's _abort_hierarchical, with
+ * pidfds): SHUTDOWN to READY children, one cooperative SIGTERM to children
+ * still in init (INIT_FAILED ones too: with SIGTERM blocked before
+ * publication it only stays pending), an interleaved bounded wait, SIGKILL
+ * of the rest and their groups, a bounded blocking reap, and the journal for
+ * whatever is still unreaped. The first error message is kept.
+ */
+static void rollback(worker *w)
+{
+    struct worker__child *set[WORKER_MAX_CHILDREN];
+    bool was_ready[WORKER_MAX_CHILDREN], was_failed[WORKER_MAX_CHILDREN];
+    size_t n = 0;
+    char msg[WORKER_ERROR_MAX];
+    int64_t start = worker__now_ns();
+    int64_t deadline = start + worker__s_to_ns(w->opt.rollback_timeout_s);
+    int64_t graceful_deadline = deadline - kill_reserve(w->opt.rollback_timeout_s);
+
+    memset(&w->rollback, 0, sizeof(w->rollback));
+    w->rollback.happened = true;
+    (void)WORKER__FAULT(WORKER__FP_ROLLBACK_BEGIN, msg, sizeof(msg));
+
+    for (size_t i = 0; i < w->n_children; i++) {
+        struct worker__child *c = &w->children[i];
+
+        if (c->cstate == WORKER__C_EMPTY)
+            continue;
+        if (c->reaped)
+            c->exited_before = true;
+        /* Promote a child that became ready after the barrier's last scan. */
+        if (!c->reaped && c->cstate == WORKER__C_INIT &&
+            worker__mb_load(&c->mb->frame[0].state) == WORKER__MB_INIT_READY)
+            c->cstate = WORKER__C_READY;
+        was_ready[n] = c->cstate == WORKER__C_READY;
+        was_failed[n] = c->cstate == WORKER__C_FAILED;
+        set[n++] = c;
+    }
+    /* SHUTDOWN goes to every live child, not only the READY ones: a child
+       still in init may finish it and publish INIT_READY after our scan,
+       with the SIGTERM below then pending behind its blocked mask. The
+       sticky word makes such a child leave its serve loop at once. */
+    for (size_t i = 0; i < n; i++)
+        if (!set[i]->reaped) {
+            worker__mb_send_shutdown(set[i]->mb);
+            set[i]->shutdown_sent = true;
+        }
+    (void)WORKER__FAULT(WORKER__FP_ROLLBACK_AFTER_SHUTDOWN, msg, sizeof(msg));
+    for (size_t i = 0; i < n; i++)
+        if (!set[i]->reaped && !was_ready[i]) {
+            pidfd_send_signal(set[i]->pidfd, SIGTERM, NULL, 0);
+            set[i]->sigterm_sent = true;
+        }
+    (void)WORKER__FAULT(WORKER__FP_ROLLBACK_AFTER_SIGTERM, msg, sizeof(msg));
+
+    if (wait_reap(w, set, n, graceful_deadline)) {
+        for (size_t i = 0; i < n; i++)
+            send_kill(set[i]);
+        (void)WORKER__FAULT(WORKER__FP_ROLLBACK_AFTER_KILL, msg, sizeof(msg));
+        wait_reap(w, set, n, deadline);
+    }
+    reap_orphans(w, deadline);
+
+    for (size_t i = 0; i < n; i++) {
+        report_child(w, set[i], was_ready[i], was_failed[i]);
+        if (set[i]->reaped)
+            release_child(set[i]);
+        else
+            journal_child(w, set[i]);
+    }
+    w->n_children = 0;
+    sweep_namespace(w);
+}
+
+/* ---- startup epoch ---- */
+
+static int fork_group(worker *w, worker_child_kind kind, unsigned count)
+{
+    size_t first = w->n_children;
+    int rc;
+
+    for (unsigned i = 0; i < count; i++) {
+        struct worker__child *c = &w->children[w->n_children];
+
+        memset(c, 0, sizeof(*c));
+        c->kind = kind;
+        c->index = i;
+        c->pidfd = -1;
+        worker__fmt(c->shm_name, sizeof(c->shm_name), "%s%s-%u", w->prefix,
+                 worker_child_kind_name(kind), i);
+        if (kind == WORKER_CHILD_SUB && w->sub_scripts)
+            c->script = w->sub_scripts[i];
+        else if (kind == WORKER_CHILD_CHIP && w->chip_scripts)
+            c->script = w->chip_scripts[i];
+        else if (kind == WORKER_CHILD_NEXT) {
+            c->nested = w->next[i];
+            c->script = c->nested->opt.self_script;
+        }
+        /* Counted before fork, so the child sees its siblings' entries. */
+        w->n_children++;
+        if ((rc = spawn(w, c))) {
+            w->n_children--;
+            return rc;
+        }
+    }
+    return barrier(w, first, count);
+}
+
+int worker__start(worker *w)
+{
+    int rc;
+
+    w->n_children = 0;
+    w->n_orphan_groups = 0;
+    if ((rc = fork_group(w, WORKER_CHILD_SUB, w->opt.num_subs)) ||
+        (rc = fork_group(w, WORKER_CHILD_CHIP, w->opt.num_chips)) ||
+        (rc = fork_group(w, WORKER_CHILD_NEXT, w->n_next)))
+        goto fail;
+    /* The READY commit re-checks the cancel flag and the deadline: a cancel
+       that arrived while the last group came up must win. */
+    if (cancelled(w)) {
+        worker__set_error(w, "init cancelled");
+        rc = -ECANCELED;
+        goto fail;
+    }
+    if (worker__now_ns() > w->deadline_ns) {
+        worker__set_error(w, "startup deadline exceeded before the READY commit");
+        rc = -ETIMEDOUT;
+        goto fail;
+    }
+    return 0;
+
+fail:
+    rollback(w);
+    return rc;
+}
+
+/* ---- close ---- */
+
+int worker__teardown(worker *w)
+{
+    struct worker__child *set[MAX_WAIT];
+    size_t n = 0, n_children_set;
+    char msg[WORKER_ERROR_MAX], abnormal[300];
+    size_t off = 0;
+    int64_t deadline, graceful_deadline;
+
+    (void)WORKER__FAULT(WORKER__FP_CLOSE_BEGIN, msg, sizeof(msg));
+    /* Phase 1: broadcast SHUTDOWN to every group at once, so one stuck
+       child cannot eat the others' grace (simpler #1398). */
+    for (size_t i = 0; i < w->n_children; i++) {
+        struct worker__child *c = &w->children[i];
+        if (c->cstate == WORKER__C_EMPTY || c->reaped)
+            continue;
+        worker__mb_send_shutdown(c->mb);
+        c->shutdown_sent = true;
+        set[n++] = c;
+    }
+    (void)WORKER__FAULT(WORKER__FP_CLOSE_AFTER_BROADCAST, msg, sizeof(msg));
+    /* Phase 2: the reap deadline starts after the broadcast. */
+    deadline = worker__now_ns() + worker__s_to_ns(w->opt.close_timeout_s);
+    graceful_deadline = deadline - kill_reserve(w->opt.close_timeout_s);
+    n_children_set = n;
+    wait_reap(w, set, n, graceful_deadline);
+
+    /* Escalation, inside the budget: survivors of the graceful phase and
+       journaled children of earlier rollbacks/closes get SIGKILL and a
+       bounded blocking reap (simpler did one WNOHANG per close here). */
+    for (size_t i = 0; i < w->n_journal; i++)
+        if (w->journal[i].kind == WORKER__J_CHILD && !w->journal[i].c.reaped)
+            set[n++] = &w->journal[i].c;
+    for (size_t i = 0; i < n; i++)
+        send_kill(set[i]);
+    wait_reap(w, set, n, deadline);
+    reap_orphans(w, deadline);
+
+    abnormal[0] = '\0';
+    for (size_t i = 0; i < n_children_set; i++) {
+        struct worker__child *c = set[i];
+        if (!c->reaped) {
+            journal_child(w, c);
+            continue;
+        }
+        if (c->sigkill_sent && off < sizeof(abnormal) - 64)
+            off += (size_t)snprintf(abnormal + off, sizeof(abnormal) - off,
+                                    "%s%s %u (pid %d) ignored SHUTDOWN and was killed",
+                                    off ? "; " : "", worker_child_kind_name(c->kind),
+                                    c->index, (int)c->pid);
+        else if (c->wait_status != 0 && off < sizeof(abnormal) - 64) {
+            char st[64];
+            describe_status(c->wait_status, st, sizeof(st));
+            off += (size_t)snprintf(abnormal + off, sizeof(abnormal) - off,
+                                    "%s%s %u (pid %d) %s", off ? "; " : "",
+                                    worker_child_kind_name(c->kind), c->index,
+                                    (int)c->pid, st);
+        }
+        release_child(c);
+    }
+    w->n_children = 0;
+    drive_journal(w);
+    sweep_namespace(w);
+    if (w->n_journal) {
+        journal_inventory(w, "close");
+        return -ETIMEDOUT;
+    }
+    if (abnormal[0])
+        worker__set_error(w, "close: %s", abnormal);
+    return 0;
+}

@@ -1,0 +1,82 @@
+/*
+ * util.c — clocks, futexes and the per-handle error text.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int64_t worker__now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t worker__s_to_ns(double s)
+{
+    if (s > 9.0e9)
+        return INT64_MAX / 4;
+    return (int64_t)(s * 1e9);
+}
+
+int worker__ms_left(int64_t deadline_ns)
+{
+    int64_t left = deadline_ns - worker__now_ns();
+
+    if (left <= 0)
+        return 0;
+    left = (left + 999999) / 1000000;
+    return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+int worker__futex_wait(_Atomic uint32_t *word, uint32_t expected,
+                       int64_t deadline_ns)
+{
+    struct timespec ts, *tsp = NULL;
+
+    if (deadline_ns) {
+        /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time, so a
+           wait restarted after EINTR keeps the same deadline. */
+        if (deadline_ns <= worker__now_ns())
+            return -ETIMEDOUT;
+        ts.tv_sec = deadline_ns / 1000000000;
+        ts.tv_nsec = deadline_ns % 1000000000;
+        tsp = &ts;
+    }
+    long r = syscall(SYS_futex, word, FUTEX_WAIT_BITSET, expected, tsp, NULL,
+                     FUTEX_BITSET_MATCH_ANY);
+    if (r == 0 || errno == EAGAIN)
+        return 0;
+    return errno == ETIMEDOUT ? -ETIMEDOUT : -EINTR;
+}
+
+void worker__futex_wake(_Atomic uint32_t *word, int n)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE, n, NULL, NULL, 0);
+}
+
+void worker__set_error(worker *w, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(w->last_error, sizeof(w->last_error), fmt, ap);
+    va_end(ap);
+}
+
+void worker__fmt(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+
+    /* Truncation is the contract here (error text is capped per hop). */
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+}
