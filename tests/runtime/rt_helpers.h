@@ -1,0 +1,102 @@
+/*
+ * rt_helpers.h — small helpers shared by the runtime's suites (header-only,
+ * static functions: each suite is one translation unit).
+ */
+#ifndef RT_HELPERS_H
+#define RT_HELPERS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline double rt_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+#define assert_contains(hay, needle)                                          \
+    do {                                                                      \
+        const char *h_ = (hay);                                               \
+        if (!h_ || !strstr(h_, (needle)))                                     \
+            fail_msg("expected \"%s\" in \"%s\"", (needle), h_ ? h_ : "(null)"); \
+    } while (0)
+
+#define assert_not_contains(hay, needle)                                      \
+    do {                                                                      \
+        const char *h_ = (hay);                                               \
+        if (h_ && strstr(h_, (needle)))                                       \
+            fail_msg("did not expect \"%s\" in \"%s\"", (needle), h_);        \
+    } while (0)
+
+/* A child of ours that was reaped: waitpid says ECHILD. */
+#define assert_reaped(pid)                                                    \
+    do {                                                                      \
+        pid_t p_ = (pid);                                                     \
+        errno = 0;                                                            \
+        if (waitpid(p_, NULL, WNOHANG) != -1 || errno != ECHILD)              \
+            fail_msg("pid %d is not reaped", (int)p_);                        \
+    } while (0)
+
+/* A child of ours that is alive: waitpid WNOHANG returns 0. */
+#define assert_alive(pid)                                                     \
+    do {                                                                      \
+        pid_t p_ = (pid);                                                     \
+        if (waitpid(p_, NULL, WNOHANG) != 0)                                  \
+            fail_msg("pid %d is not a live child", (int)p_);                  \
+    } while (0)
+
+/* A process that is not our child no longer exists. */
+#define assert_gone(pid)                                                      \
+    do {                                                                      \
+        pid_t p_ = (pid);                                                     \
+        if (kill(p_, 0) == 0 || errno != ESRCH)                               \
+            fail_msg("pid %d still exists", (int)p_);                         \
+    } while (0)
+
+/* A counter in MAP_SHARED memory: children's increments are visible. */
+static inline _Atomic unsigned *rt_shared_counters(size_t n)
+{
+    void *p = mmap(NULL, n * sizeof(_Atomic unsigned), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static inline void rt_shared_free(_Atomic unsigned *c, size_t n)
+{
+    munmap((void *)c, n * sizeof(_Atomic unsigned));
+}
+
+/* Children of pid (all its threads), read from /proc; returns the count. */
+static inline size_t rt_children_of(pid_t pid, pid_t *out, size_t max)
+{
+    char path[64], buf[4096];
+    size_t n = 0;
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t len = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (len <= 0)
+        return 0;
+    buf[len] = '\0';
+    for (char *p = buf, *end; *p && n < max; p = end) {
+        long v = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        out[n++] = (pid_t)v;
+    }
+    return n;
+}
+
+#endif /* RT_HELPERS_H */
