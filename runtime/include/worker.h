@@ -174,8 +174,15 @@ typedef struct worker_options {
        "next.1/chip.0", "chip.*", "*". POINT is one of the names listed by
        worker_fault_point_name(). ACTION is delay(ms), hang, fail(msg),
        exit(n), sigterm, sigkill, signal_parent(sig), gate_wait(i),
-       gate_open(i). Copied; NULL for none. Only a root reads it; nested
-       workers inherit the root's table. */
+       gate_open(i), gate_fail(i) (fail while gate i is closed). A fail at a
+       child's setup point fails its init; at the parent's "reap" point it
+       makes an exited child count as not reapable yet (it is journaled).
+       Points run in the process whose role matches: child points (setup_*,
+       after_init_*, serve_shutdown, task_*, control) in the child, the
+       others in the worker that owns the children ("root", or "next.1" for
+       a nested worker). Copied; NULL for none. Only a root reads it; nested
+       workers inherit the root's table. The table is per process: the last
+       root initialised in a process arms it. */
     const char *faults;
     /* Gates the fault actions wait on / open; NULL: an internal set is
        created when a fault names a gate. Not owned. */

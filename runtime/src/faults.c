@@ -28,6 +28,7 @@ enum fault_action {
     FA_SIGNAL_PARENT,
     FA_GATE_WAIT,
     FA_GATE_OPEN,
+    FA_GATE_FAIL,
 };
 
 struct action {
@@ -70,6 +71,7 @@ static const char *const point_names[WORKER__FP_COUNT] = {
     [WORKER__FP_TASK_BEGIN] = "task_begin",
     [WORKER__FP_TASK_END] = "task_end",
     [WORKER__FP_CONTROL] = "control",
+    [WORKER__FP_REAP] = "reap",
 };
 
 _Static_assert(WORKER__FP_COUNT <= 32, "fault mask is 32 bits");
@@ -89,6 +91,7 @@ static const struct {
     { "sigterm", FA_SIGTERM, 0 },   { "sigkill", FA_SIGKILL, 0 },
     { "signal_parent", FA_SIGNAL_PARENT, 1 },
     { "gate_wait", FA_GATE_WAIT, 1 }, { "gate_open", FA_GATE_OPEN, 1 },
+    { "gate_fail", FA_GATE_FAIL, 1 },
 };
 
 static const char *skip_ws(const char *s, const char *end)
@@ -146,7 +149,8 @@ static int parse_action(const char *s, const char *end, struct action *a,
             a->arg = strtol(buf, &e, 10);
             if (errno || *e || a->arg < 0 || a->arg > 3600000)
                 goto badnum;
-            if ((a->kind == FA_GATE_WAIT || a->kind == FA_GATE_OPEN) &&
+            if ((a->kind == FA_GATE_WAIT || a->kind == FA_GATE_OPEN ||
+                 a->kind == FA_GATE_FAIL) &&
                 a->arg >= WORKER_GATES_COUNT)
                 goto badnum;
             if (a->kind == FA_EXIT && a->arg > 255)
@@ -270,7 +274,8 @@ bool worker__faults_need_gates(void)
     for (unsigned i = 0; i < n_table; i++)
         for (unsigned j = 0; j < table[i].n_actions; j++)
             if (table[i].actions[j].kind == FA_GATE_WAIT ||
-                table[i].actions[j].kind == FA_GATE_OPEN)
+                table[i].actions[j].kind == FA_GATE_OPEN ||
+                table[i].actions[j].kind == FA_GATE_FAIL)
                 return true;
     return false;
 }
@@ -359,6 +364,15 @@ int worker__fault_fire(unsigned point, char *msg, size_t msg_size)
             case FA_GATE_OPEN:
                 if (gates)
                     worker_gate_open(gates, (unsigned)a->arg);
+                break;
+            case FA_GATE_FAIL:
+                /* Fail while the gate is closed: lets a test hold a step
+                   (e.g. a reap) and release it later, deterministically. */
+                if (gates && !worker__gate_is_open(gates, (unsigned)a->arg)) {
+                    if (msg_size)
+                        snprintf(msg, msg_size, "gate %ld is closed", a->arg);
+                    return -EIO;
+                }
                 break;
             }
         }

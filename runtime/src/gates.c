@@ -94,3 +94,8 @@ void worker__gate_wait(worker_gates *g, unsigned i)
     while (!worker__mb_load(&g->gate[i].open))
         worker__futex_wait(&g->gate[i].open, 0, 0);
 }
+
+bool worker__gate_is_open(const worker_gates *g, unsigned i)
+{
+    return worker__mb_load(&((worker_gates *)g)->gate[i].open) != 0;
+}

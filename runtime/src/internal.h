@@ -62,6 +62,8 @@ enum worker__fault_point {
     WORKER__FP_TASK_BEGIN,          /* child: task taken (part 2) */
     WORKER__FP_TASK_END,            /* child: before TASK_DONE (part 2) */
     WORKER__FP_CONTROL,             /* child: in the control handler */
+    WORKER__FP_REAP,                /* parent: before reaping an exited child;
+                                       fail = treat it as not reapable yet */
     WORKER__FP_COUNT
 };
 
@@ -89,6 +91,7 @@ void worker__faults_enter_role(const char *role);
 void worker__faults_set_gates(worker_gates *g);
 /* gate_wait action (gates.c). */
 void worker__gate_wait(worker_gates *g, unsigned i);
+bool worker__gate_is_open(const worker_gates *g, unsigned i);
 /* Drop the table (root worker closed). */
 void worker__faults_reset(void);
 
@@ -132,6 +135,7 @@ struct worker__child {
     bool sigterm_sent;
     bool sigkill_sent;
     bool exited_before;        /* rollback: already reaped when it began */
+    bool reap_blocked;         /* a "reap" fault held it this pass */
     int wait_status;
     unsigned pipeline_depth;
     worker__mailbox *mb;       /* NULL once freed */

@@ -118,6 +118,13 @@ static bool try_reap(worker *w, struct worker__child *c)
     }
     if (si.si_pid == 0)
         return false;
+    {
+        char m[64];
+        if (WORKER__FAULT(WORKER__FP_REAP, m, sizeof(m))) {
+            c->reap_blocked = true; /* injected: "not reapable yet" */
+            return false;
+        }
+    }
     if (c->leader) {
         killpg(c->pid, SIGKILL);
         if (w->n_orphan_groups < WORKER_MAX_CHILDREN)
@@ -143,19 +150,28 @@ static size_t wait_reap(worker *w, struct worker__child **set, size_t n,
     size_t left;
 
     for (;;) {
+        size_t blocked = 0;
+
         left = 0;
         for (size_t i = 0; i < n; i++) {
+            set[i]->reap_blocked = false;
             if (try_reap(w, set[i]))
                 continue;
+            if (set[i]->reap_blocked) {
+                /* Exited but held by a fault: polling its readable pidfd
+                   would spin. It stays unreaped for this wait. */
+                blocked++;
+                continue;
+            }
             pfd[left].fd = set[i]->pidfd;
             pfd[left].events = POLLIN;
             left++;
         }
         if (left == 0)
-            return 0;
+            return blocked;
         int64_t now = worker__now_ns();
         if (now >= deadline)
-            return left;
+            return left + blocked;
         struct timespec ts = { (deadline - now) / 1000000000,
                                (deadline - now) % 1000000000 };
         ppoll(pfd, left, &ts, NULL); /* EINTR: re-scan */
@@ -474,6 +490,7 @@ static int barrier(worker *w, size_t first, size_t count)
                                   c->mb->frame[0].msg);
                 return -EIO;
             }
+            c->reap_blocked = false;
             if (try_reap(w, c))
                 return barrier_fail_exited(w, c);
             pending[np++] = c;
@@ -505,7 +522,9 @@ static int barrier(worker *w, size_t first, size_t count)
         pfd[0].fd = w->doorbell_fd;
         pfd[0].events = POLLIN;
         for (size_t i = 0; i < np; i++) {
-            pfd[1 + i].fd = pending[i]->pidfd;
+            /* A negative fd is ignored by ppoll: a child held by a reap
+               fault has a readable pidfd and would make this loop spin. */
+            pfd[1 + i].fd = pending[i]->reap_blocked ? -1 : pending[i]->pidfd;
             pfd[1 + i].events = POLLIN;
         }
         struct timespec ts = { (w->deadline_ns - now) / 1000000000,
