@@ -256,12 +256,14 @@ static void reap_orphans(worker *w, int64_t deadline)
     w->n_orphan_groups = 0;
 }
 
-static void send_kill(struct worker__child *c)
+static void send_kill(worker *w, struct worker__child *c)
 {
-    if (c->reaped)
+    if (c->reaped || try_reap(w, c))
         return;
+    /* Unreaped by us and (per the peek in try_reap) not reaped elsewhere:
+       the leader pins its group id, so the group is ours. */
     if (c->leader)
-        killpg(c->pid, SIGKILL); /* unreaped leader: the group is ours */
+        killpg(c->pid, SIGKILL);
     pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
     c->sigkill_sent = true;
 }
@@ -622,7 +624,7 @@ static void rollback(worker *w)
 
     if (wait_reap(w, set, n, graceful_deadline)) {
         for (size_t i = 0; i < n; i++)
-            send_kill(set[i]);
+            send_kill(w, set[i]);
         (void)WORKER__FAULT(WORKER__FP_ROLLBACK_AFTER_KILL, msg, sizeof(msg));
         wait_reap(w, set, n, deadline);
     }
@@ -737,7 +739,7 @@ int worker__teardown(worker *w)
         if (w->journal[i].kind == WORKER__J_CHILD && !w->journal[i].c.reaped)
             set[n++] = &w->journal[i].c;
     for (size_t i = 0; i < n; i++)
-        send_kill(set[i]);
+        send_kill(w, set[i]);
     wait_reap(w, set, n, deadline);
     reap_orphans(w, deadline);
 

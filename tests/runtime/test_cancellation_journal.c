@@ -1,0 +1,549 @@
+/*
+ * test_cancellation_journal.c — port of simpler's test_cancellation_journal.py
+ * (simpler-lifecycle.md §3.3) onto libworker's public API.
+ *
+ * simpler fakes waitpid/kill to make a child "unreapable"; here the parent's
+ * "reap" fault point with gate_fail(0) does it for real: while gate 0 is
+ * closed, an exited (SIGKILLed) child counts as not reapable yet and goes to
+ * the cleanup journal with its live mailbox; opening the gate lets the next
+ * close() reclaim it.
+ *
+ * Adapted or dropped, one line each:
+ * - TestCleanupJournal drives the worker's own journal through close(), not a
+ *   standalone class; `extend` is a Python list helper with no C counterpart.
+ * - same_thread_close_during_init_rejected: no user code runs on the init
+ *   thread during init in C (hooks run in the children), so the -EDEADLK path
+ *   cannot be reached from a test.
+ * - both_teardown_paths_retry_each_resource_class: regions, domains, remote
+ *   sessions and buffers are out of scope; the two classes we have (child,
+ *   shm) are retried on both paths (rollback, close).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <pthread.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+
+#include "mpfixture.h"
+#include "mpfixture_worker.h"
+#include "rt_helpers.h"
+
+#define REAP_HELD "root:reap=gate_fail(0)"
+
+static mpfw_options fast_options(void)
+{
+    mpfw_options o = MPFW_OPTIONS_INIT;
+    o.startup_timeout_s = 5;
+    o.rollback_timeout_s = 0.5;
+    o.close_timeout_s = 0.5;
+    return o;
+}
+
+/* /dev/shm entries whose name starts with prefix (leading '/' skipped). */
+static unsigned shm_count(const char *prefix)
+{
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    unsigned n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, prefix + 1, strlen(prefix) - 1) == 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+static bool shm_exists(const char *name)
+{
+    char path[256];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "/dev/shm%s", name);
+    return stat(path, &st) == 0;
+}
+
+/* A READY L3 whose next close() journals every child (gate 0 closed). */
+static worker *ready_tree_with_held_reap(const char *spec, worker_gates **g,
+                                         char *prefix, size_t size)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+
+    assert_int_equal(worker_gates_new(g), 0);
+    o.gates = *g;
+    o.faults = REAP_HELD;
+    assert_int_equal(mpfw_tree_spin_up(&t, spec, &o), 0);
+    snprintf(prefix, size, "%s", worker_shm_prefix(mpfw_tree_root(t)));
+    return mpfw_tree_root(t);
+}
+
+/* ---- TestCleanupJournal ---- */
+
+static void empty_drive_returns_none(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub}", &o), 0);
+    assert_int_equal(worker_journal_size(mpfw_tree_root(t)), 0);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_int_equal(worker_journal_size(mpfw_tree_root(t)), 0);
+    assert_int_equal(mpfw_tree_close(t), 0);
+}
+
+static void failure_keeps_entry(void **state)
+{
+    worker_gates *g;
+    char prefix[128];
+    worker *w = ready_tree_with_held_reap("L3{sub}", &g, prefix, sizeof(prefix));
+
+    assert_int_equal(worker_close(w), -ETIMEDOUT);
+    assert_int_equal(worker_journal_size(w), 1);
+    assert_contains(worker_last_error(w), "un-reclaimed");
+    assert_contains(worker_last_error(w), "sub 0 (pid");
+    /* The survivor's mailbox is kept: freeing it before the reap would be a
+       use-after-free in a live child. */
+    assert_int_equal(shm_count(prefix), 1);
+    assert_int_equal(worker_get_state(w), WORKER_CLOSED);
+    worker_gate_open(g, 0);
+    assert_int_equal(worker_close(w), 0);
+    worker_gates_free(g);
+}
+
+static void success_removes_entry(void **state)
+{
+    worker_gates *g;
+    char prefix[128];
+    worker *w = ready_tree_with_held_reap("L3{sub}", &g, prefix, sizeof(prefix));
+
+    assert_int_equal(worker_close(w), -ETIMEDOUT);
+    worker_gate_open(g, 0);
+    assert_int_equal(worker_close(w), 0);
+    assert_int_equal(worker_journal_size(w), 0);
+    assert_int_equal(shm_count(prefix), 0);
+    worker_gates_free(g);
+}
+
+static void failed_entry_retryable(void **state)
+{
+    worker_gates *g;
+    char prefix[128];
+    worker *w = ready_tree_with_held_reap("L3{chip}", &g, prefix, sizeof(prefix));
+
+    assert_int_equal(worker_close(w), -ETIMEDOUT);
+    assert_int_equal(worker_close(w), -ETIMEDOUT); /* still held */
+    assert_int_equal(worker_journal_size(w), 1);
+    worker_gate_open(g, 0);
+    assert_int_equal(worker_close(w), 0);
+    assert_int_equal(worker_journal_size(w), 0);
+    assert_int_equal(shm_count(prefix), 0);
+    worker_gates_free(g);
+}
+
+static void all_entries_attempted_on_failure(void **state)
+{
+    worker_gates *g;
+    char prefix[128];
+    worker *w = ready_tree_with_held_reap("L3{sub*2,chip}", &g, prefix, sizeof(prefix));
+
+    assert_int_equal(worker_close(w), -ETIMEDOUT);
+    assert_int_equal(worker_journal_size(w), 3);
+    worker_gate_open(g, 0);
+    assert_int_equal(worker_close(w), 0);
+    assert_int_equal(worker_journal_size(w), 0);
+    worker_gates_free(g);
+}
+
+static void errors_accumulated(void **state)
+{
+    worker_gates *g;
+    char prefix[128];
+    worker *w = ready_tree_with_held_reap("L3{sub*2}", &g, prefix, sizeof(prefix));
+
+    assert_int_equal(worker_close(w), -ETIMEDOUT);
+    assert_contains(worker_last_error(w), "sub 0 (pid");
+    assert_contains(worker_last_error(w), "sub 1 (pid");
+    worker_gate_open(g, 0);
+    assert_int_equal(worker_close(w), 0);
+    worker_gates_free(g);
+}
+
+/* ---- TestCloseDuringInitializing ---- */
+
+struct closer {
+    worker_gates *g;
+    worker *w;
+    int rc;
+    char msg[512];
+};
+
+static void *close_when_in_barrier(void *arg)
+{
+    struct closer *c = arg;
+
+    worker_gate_await_arrivals(c->g, 1, 1, 5000);
+    c->rc = worker_close(c->w);
+    return NULL;
+}
+
+static void close_cancels_init_reaches_closed(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    struct closer c = { 0 };
+    pthread_t th;
+
+    assert_int_equal(worker_gates_new(&c.g), 0);
+    worker_gate_open(c.g, 1); /* an arrival counter that never blocks */
+    o.gates = c.g;
+    o.faults = "root:barrier_poll=gate_wait(1)";
+    /* A nested subtree mid-init: the cancel reaches its grandchildren too. */
+    assert_int_equal(mpfw_tree_new(&t, "L4{L3{sub*2}:hang}", &o), 0);
+    c.w = mpfw_tree_root(t);
+    assert_int_equal(pthread_create(&th, NULL, close_when_in_barrier, &c), 0);
+    assert_int_equal(worker_init(c.w), -ECANCELED);
+    pthread_join(th, NULL);
+    assert_int_equal(c.rc, 0);
+    assert_int_equal(worker_get_state(c.w), WORKER_CLOSED);
+    assert_int_equal(worker_journal_size(c.w), 0);
+    worker_gates_free(c.g);
+}
+
+static void *close_with_short_budget(void *arg)
+{
+    struct closer *c = arg;
+
+    worker_gate_await_arrivals(c->g, 1, 1, 5000);
+    c->rc = worker_close(c->w);
+    /* Read before the init thread can write its own error. */
+    snprintf(c->msg, sizeof(c->msg), "%s", worker_last_error(c->w));
+    worker_gate_open(c->g, 1); /* now let the init unwind */
+    return NULL;
+}
+
+static void uncooperative_init_bounds_the_close_wait(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    struct closer c = { 0 };
+    pthread_t th;
+
+    assert_int_equal(worker_gates_new(&c.g), 0);
+    o.gates = c.g;
+    o.close_timeout_s = 0.3;
+    /* The init thread sits in a closed gate: it cannot see the cancel. */
+    o.faults = "root:barrier_poll=gate_wait(1)";
+    assert_int_equal(mpfw_tree_new(&t, "L3{sub:hang}", &o), 0);
+    c.w = mpfw_tree_root(t);
+    assert_int_equal(pthread_create(&th, NULL, close_with_short_budget, &c), 0);
+    int rc = worker_init(c.w);
+    pthread_join(th, NULL);
+    assert_int_equal(c.rc, -ETIMEDOUT);
+    assert_contains(c.msg, "did not unwind");
+    assert_int_equal(rc, -ECANCELED);
+    /* The init has unwound now: a later close converges. */
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_int_equal(worker_child_pids(c.w, WORKER_CHILD_SUB, NULL, 0), 0);
+    worker_gates_free(c.g);
+}
+
+/* ---- TestClosedAbsorption ---- */
+
+static void closed_absorbing(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    struct closer c = { 0 };
+    pthread_t th;
+
+    assert_int_equal(worker_gates_new(&c.g), 0);
+    worker_gate_open(c.g, 1);
+    o.gates = c.g;
+    o.faults = "root:barrier_poll=gate_wait(1)";
+    assert_int_equal(mpfw_tree_new(&t, "L3{sub:slow_fail(3000)}", &o), 0);
+    c.w = mpfw_tree_root(t);
+    assert_int_equal(pthread_create(&th, NULL, close_when_in_barrier, &c), 0);
+    /* The init fails (cancelled) after close published CLOSED: its late
+       FAILED commit must not overwrite CLOSED. */
+    assert_int_equal(worker_init(c.w), -ECANCELED);
+    pthread_join(th, NULL);
+    assert_int_equal(worker_get_state(c.w), WORKER_CLOSED);
+    assert_int_equal(worker_init(c.w), -ESHUTDOWN);
+    worker_gates_free(c.g);
+}
+
+/* ---- TestJournalInAbortHierarchical ---- */
+
+static void unreaped_sigkill_survivor_is_journaled_with_live_shm(void **state)
+{
+    mpfw_tree *t;
+    worker_gates *g;
+    mpfw_options o = fast_options();
+    worker_rollback_report r;
+    char name[160];
+
+    assert_int_equal(worker_gates_new(&g), 0);
+    o.gates = g;
+    o.faults = REAP_HELD;
+    o.rollback_timeout_s = 0.2;
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub,sub:fail}", &o), -EIO);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(worker_last_rollback(w, &r), 0);
+    assert_int_equal(r.journaled, 2);
+    assert_int_equal(worker_journal_size(w), 2);
+    snprintf(name, sizeof(name), "%ssub-0", worker_shm_prefix(w));
+    assert_true(shm_exists(name));
+    worker_gate_open(g, 0);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_false(shm_exists(name));
+    assert_int_equal(worker_journal_size(w), 0);
+    worker_gates_free(g);
+}
+
+static void journal_reclaims_child_already_reaped_elsewhere(void **state)
+{
+    mpfw_tree *t;
+    worker_gates *g;
+    mpfw_options o = fast_options();
+    worker_rollback_report r;
+    char prefix[128];
+
+    assert_int_equal(worker_gates_new(&g), 0);
+    o.gates = g;
+    o.faults = REAP_HELD;
+    o.rollback_timeout_s = 0.2;
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub:fail}", &o), -EIO);
+    worker *w = mpfw_tree_root(t);
+    snprintf(prefix, sizeof(prefix), "%s", worker_shm_prefix(w));
+    assert_int_equal(worker_last_rollback(w, &r), 0);
+    assert_int_equal(worker_journal_size(w), 1);
+    /* Someone else (here: the test) reaps the journaled child. */
+    assert_int_equal(waitpid(r.entries[0].pid, NULL, 0), r.entries[0].pid);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_int_equal(worker_journal_size(w), 0);
+    assert_int_equal(shm_count(prefix), 0);
+    worker_gates_free(g);
+}
+
+static void journal_persists_after_close_failure(void **state)
+{
+    worker_gates *g;
+    char prefix[128];
+    worker *w = ready_tree_with_held_reap("L4{L3{sub,chip}}", &g, prefix, sizeof(prefix));
+
+    assert_int_equal(worker_close(w), -ETIMEDOUT);
+    assert_int_equal(worker_get_state(w), WORKER_CLOSED);
+    assert_int_equal(worker_journal_size(w), 1);
+    worker_gate_open(g, 0);
+    assert_int_equal(worker_close(w), 0);
+    assert_int_equal(shm_count(prefix), 0);
+    worker_gates_free(g);
+}
+
+static void fully_reaped_abort_leaves_empty_journal(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L4{L3{sub,chip}:fail,L3{sub}}", &o), -EIO);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(worker_journal_size(w), 0);
+    assert_int_equal(worker_child_pids(w, WORKER_CHILD_NEXT, NULL, 0), 0);
+    assert_int_equal(shm_count(worker_shm_prefix(w)), 0);
+}
+
+/* ---- TestJournalRetryOnClose ---- */
+
+static void child_journal_driven_after_shutdown_phase(void **state)
+{
+    mpfw_tree *t;
+    worker_gates *g;
+    mpfw_options o = fast_options();
+
+    assert_int_equal(worker_gates_new(&g), 0);
+    o.gates = g;
+    o.rollback_timeout_s = 0.2;
+    /* Rollback journals the failed sub (gate closed); the next close opens
+       the gate only after its SHUTDOWN broadcast, so the journal entry is
+       reclaimed only if it is driven after that phase. */
+    o.faults = REAP_HELD ";root:close_after_broadcast=gate_open(0)";
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub:fail}", &o), -EIO);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(worker_journal_size(w), 1);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_int_equal(worker_journal_size(w), 0);
+    worker_gates_free(g);
+}
+
+static void journal_retry_on_close(void **state)
+{
+    worker_gates *g;
+    char prefix[128];
+    worker *w = ready_tree_with_held_reap("L3{sub,chip*2}", &g, prefix, sizeof(prefix));
+
+    assert_int_equal(worker_close(w), -ETIMEDOUT);
+    assert_int_equal(worker_journal_size(w), 3);
+    worker_gate_open(g, 0);
+    assert_int_equal(worker_close(w), 0);
+    assert_int_equal(worker_journal_size(w), 0);
+    assert_int_equal(shm_count(prefix), 0);
+    worker_gates_free(g);
+}
+
+/* ---- TestShmNames ---- */
+
+static void shm_name_with_token(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    char expect[64], name[160];
+    unsigned token = 0;
+    int used = 0;
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub,chip}", &o), 0);
+    const char *prefix = worker_shm_prefix(mpfw_tree_root(t));
+    snprintf(expect, sizeof(expect), "/wk-%d-", (int)getpid());
+    assert_int_equal(strncmp(prefix, expect, strlen(expect)), 0);
+    assert_int_equal(sscanf(prefix + strlen(expect), "%8x-%n", &token, &used), 1);
+    assert_int_equal(used, 9);
+    assert_int_equal(strlen(prefix), strlen(expect) + 9);
+    snprintf(name, sizeof(name), "%ssub-0", prefix);
+    assert_true(shm_exists(name));
+    snprintf(name, sizeof(name), "%schip-0", prefix);
+    assert_true(shm_exists(name));
+    snprintf(name, sizeof(name), "%schip-0.dev", prefix);
+    assert_true(shm_exists(name)); /* the simulated device memory */
+    assert_int_equal(shm_count(prefix), 3);
+}
+
+static void shm_name_without_token(void **state)
+{
+    mpfw_tree *t;
+
+    assert_int_equal(mpfw_tree_new(&t, "L3{sub}", NULL), 0);
+    assert_string_equal(worker_shm_prefix(mpfw_tree_root(t)), "");
+}
+
+static void root_assigns_unique_tokens_to_the_whole_nested_tree(void **state)
+{
+    mpfw_tree *a, *b;
+    mpfw_options o = fast_options();
+    char name[160];
+
+    assert_int_equal(mpfw_tree_spin_up(&a, "L5{L4{L3{sub},L3{sub}}}", &o), 0);
+    assert_int_equal(mpfw_tree_spin_up(&b, "L3{sub}", &o), 0);
+    const char *pa = worker_shm_prefix(mpfw_tree_root(a));
+    const char *pb = worker_shm_prefix(mpfw_tree_root(b));
+    assert_string_not_equal(pa, pb);
+    /* Every nested mailbox lives under the root's prefix. */
+    snprintf(name, sizeof(name), "%sn0.n1.sub-0", pa);
+    assert_true(shm_exists(name));
+    snprintf(name, sizeof(name), "%sn0.next-1", pa);
+    assert_true(shm_exists(name));
+    assert_int_equal(shm_count(pa), 1 + 2 + 2);
+}
+
+static void root_namespace_scan_reclaims_nested_only(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    char foreign[64], nested[160];
+    pid_t pid;
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L4{L3{sub*2,chip}}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    snprintf(nested, sizeof(nested), "%sn0.sub-0", worker_shm_prefix(w));
+    assert_true(shm_exists(nested));
+    /* A foreign object that merely looks like ours. */
+    snprintf(foreign, sizeof(foreign), "/wk-foreign-%d", (int)getpid());
+    int fd = shm_open(foreign, O_CREAT | O_EXCL | O_RDWR, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    /* The L3 dies without closing its subtree: its nested mailboxes stay. */
+    assert_int_equal(worker_child_pids(w, WORKER_CHILD_NEXT, &pid, 1), 1);
+    int pfd = pidfd_open(pid, 0);
+    assert_true(pfd >= 0);
+    assert_int_equal(pidfd_send_signal(pfd, SIGKILL, NULL, 0), 0);
+    close(pfd);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_false(shm_exists(nested));
+    assert_int_equal(shm_count(worker_shm_prefix(w)), 0);
+    assert_true(shm_exists(foreign));
+    shm_unlink(foreign);
+}
+
+static void reclaim_stale_only_touches_dead_roots(void **state)
+{
+    char dead[96], live[96], other[64];
+    pid_t pid;
+
+    /* A pid that is certainly dead: a child we reaped. */
+    pid = fork();
+    if (pid == 0)
+        _exit(0);
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+    snprintf(dead, sizeof(dead), "/wk-%d-deadbeef-sub-0", (int)pid);
+    snprintf(live, sizeof(live), "/wk-%d-deadbeef-sub-0", (int)getppid());
+    snprintf(other, sizeof(other), "/wkx-%d", (int)getpid());
+    const char *names[] = { dead, live, other };
+    for (int i = 0; i < 3; i++) {
+        int fd = shm_open(names[i], O_CREAT | O_EXCL | O_RDWR, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    int n = worker_reclaim_stale();
+    assert_true(n >= 1);
+    assert_false(shm_exists(dead));
+    assert_true(shm_exists(live));
+    assert_true(shm_exists(other));
+    shm_unlink(live);
+    shm_unlink(other);
+}
+
+/* ---- TestNewWorkerClose ---- */
+
+static void new_worker_close_journal_empty(void **state)
+{
+    worker *w;
+
+    assert_int_equal(worker_new(&w, NULL), 0);
+    assert_int_equal(worker_close(w), 0);
+    assert_int_equal(worker_journal_size(w), 0);
+    assert_int_equal(worker_get_state(w), WORKER_CLOSED);
+    worker_free(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        mpfw_unit_test(empty_drive_returns_none, 5000),
+        mpfw_unit_test(failure_keeps_entry, 5000),
+        mpfw_unit_test(success_removes_entry, 5000),
+        mpfw_unit_test(failed_entry_retryable, 5000),
+        mpfw_unit_test(all_entries_attempted_on_failure, 5000),
+        mpfw_unit_test(errors_accumulated, 5000),
+        mpfw_unit_test(close_cancels_init_reaches_closed, 5000),
+        mpfw_unit_test(uncooperative_init_bounds_the_close_wait, 5000),
+        mpfw_unit_test(closed_absorbing, 5000),
+        mpfw_unit_test(unreaped_sigkill_survivor_is_journaled_with_live_shm, 5000),
+        mpfw_unit_test(journal_reclaims_child_already_reaped_elsewhere, 5000),
+        mpfw_unit_test(journal_persists_after_close_failure, 5000),
+        mpfw_unit_test(fully_reaped_abort_leaves_empty_journal, 5000),
+        mpfw_unit_test(child_journal_driven_after_shutdown_phase, 5000),
+        mpfw_unit_test(journal_retry_on_close, 5000),
+        mpfw_unit_test(shm_name_with_token, 5000),
+        mpfw_unit_test(shm_name_without_token, 2000),
+        mpfw_unit_test(root_assigns_unique_tokens_to_the_whole_nested_tree, 5000),
+        mpfw_unit_test(root_namespace_scan_reclaims_nested_only, 5000),
+        mpfw_unit_test(reclaim_stale_only_touches_dead_roots, 5000),
+        mpfw_unit_test(new_worker_close_journal_empty, 2000),
+    };
+    return mpf_run_group_tests(tests, NULL, NULL);
+}
