@@ -1,0 +1,249 @@
+/*
+ * test_mailbox_atomics.c — port of simpler's test_mailbox_atomics.py
+ * (simpler-lifecycle.md §3.6) onto libworker's mailbox (runtime/src/
+ * mailbox.h, an internal header: the wire format is what is under test).
+ *
+ * Adapted or dropped, one line each:
+ * - roundtrip/negative/offset test Python bindings on absolute addresses;
+ *   here they test the acquire/release helpers on the mailbox's own words.
+ * - the import-time wire-constant guard (#1765) becomes compile-time
+ *   _Static_asserts in mailbox.h plus a case pinning the values and offsets.
+ * - l3_sub_roundtrip needs run() (runtime part 2, issue 4).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <poll.h>
+#include <sys/pidfd.h>
+
+#include "mpfixture.h"
+#include "internal.h"
+#include "rt_helpers.h"
+
+#define PAYLOAD 0xDEADBEEFCAFEBABEull
+
+struct mb_fixture {
+    char name[96];
+    worker__mailbox *mb;
+};
+
+static void mb_open(struct mb_fixture *f)
+{
+    snprintf(f->name, sizeof(f->name), "/wk-%d-test-mailbox", (int)getpid());
+    assert_int_equal(worker__mailbox_create(f->name, &f->mb), 0);
+    assert_true(worker__mailbox_check(f->mb));
+}
+
+static void mb_close(struct mb_fixture *f)
+{
+    worker__mailbox_unmap(f->mb);
+    assert_int_equal(shm_unlink(f->name), 0);
+}
+
+/* Reap a child through its pidfd with a bound; returns its wait status. */
+static int reap(pid_t pid)
+{
+    int fd = pidfd_open(pid, 0);
+    siginfo_t si;
+    struct pollfd p = { fd, POLLIN, 0 };
+
+    assert_true(fd >= 0);
+    assert_int_equal(poll(&p, 1, 2000), 1);
+    memset(&si, 0, sizeof(si));
+    assert_int_equal(waitid(P_PIDFD, (id_t)fd, &si, WEXITED), 0);
+    close(fd);
+    return si.si_code == CLD_EXITED ? si.si_status << 8 : si.si_status;
+}
+
+static void roundtrip(void **state)
+{
+    struct mb_fixture f;
+
+    mb_open(&f);
+    for (uint32_t v = 0; v < 8; v++) {
+        worker__mb_store(&f.mb->frame[0].state, v);
+        assert_int_equal(worker__mb_load(&f.mb->frame[0].state), v);
+    }
+    mb_close(&f);
+}
+
+static void negative(void **state)
+{
+    struct mb_fixture f;
+
+    mb_open(&f);
+    worker__mb_write_error(&f.mb->frame[0], -7, "negative code");
+    assert_int_equal(f.mb->frame[0].error, -7);
+    assert_string_equal(f.mb->frame[0].msg, "negative code");
+    mb_close(&f);
+}
+
+static void offset(void **state)
+{
+    struct mb_fixture f;
+
+    mb_open(&f);
+    /* Words of frame 1 are independent of frame 0's. */
+    worker__mb_store(&f.mb->frame[1].state, WORKER__MB_TASK_READY);
+    worker__mb_store(&f.mb->frame[0].state, WORKER__MB_IDLE);
+    assert_int_equal(worker__mb_load(&f.mb->frame[1].state), WORKER__MB_TASK_READY);
+    assert_int_equal((char *)&f.mb->frame[1].state - (char *)f.mb,
+                     WORKER__MB_FRAME_SIZE + 8);
+    mb_close(&f);
+}
+
+static void every_declared_state_matches_the_wire_values(void **state)
+{
+    assert_int_equal(WORKER__MB_IDLE, 0);
+    assert_int_equal(WORKER__MB_TASK_READY, 1);
+    assert_int_equal(WORKER__MB_TASK_DONE, 2);
+    assert_int_equal(WORKER__MB_SHUTDOWN, 3);
+    assert_int_equal(WORKER__MB_CONTROL_REQUEST, 4);
+    assert_int_equal(WORKER__MB_CONTROL_DONE, 5);
+    assert_int_equal(WORKER__MB_INIT_READY, 6);
+    assert_int_equal(WORKER__MB_INIT_FAILED, 7);
+    assert_int_equal(WORKER__MB_TASK_FAILED, 10);
+    /* The layout is the format: offsets are part of the contract. */
+    assert_int_equal(offsetof(worker__mb_frame, magic), 0);
+    assert_int_equal(offsetof(worker__mb_frame, version), 4);
+    assert_int_equal(offsetof(worker__mb_frame, state), 8);
+    assert_int_equal(offsetof(worker__mb_frame, error), 12);
+    assert_int_equal(offsetof(worker__mb_frame, subcmd), 16);
+    assert_int_equal(offsetof(worker__mb_frame, depth), 24);
+    assert_int_equal(offsetof(worker__mb_frame, shutdown), 32);
+    assert_int_equal(offsetof(worker__mb_frame, bell), 36);
+    assert_int_equal(offsetof(worker__mb_frame, args), 64);
+    assert_int_equal(offsetof(worker__mb_frame, msg), 3840);
+    assert_int_equal(sizeof(worker__mailbox), 8192);
+}
+
+static void error_text_truncated_to_255_bytes_and_terminated(void **state)
+{
+    struct mb_fixture f;
+    char long_msg[600];
+
+    mb_open(&f);
+    memset(long_msg, 'x', sizeof(long_msg) - 1);
+    long_msg[sizeof(long_msg) - 1] = '\0';
+    memset(f.mb->frame[0].msg, 'y', WORKER__MB_MSG_SIZE);
+    worker__mb_write_error(&f.mb->frame[0], 1, long_msg);
+    assert_int_equal(strlen(f.mb->frame[0].msg), 255);
+    worker__mb_write_error(&f.mb->frame[0], 1, "short");
+    assert_string_equal(f.mb->frame[0].msg, "short");
+    /* zero-padded: no stale tail from the longer message */
+    assert_int_equal(f.mb->frame[0].msg[6], 0);
+    assert_int_equal(f.mb->frame[0].msg[254], 0);
+    mb_close(&f);
+}
+
+/* Wait (futex, bounded) until the state word reads want. */
+static bool await_state(_Atomic uint32_t *word, uint32_t want, int64_t deadline)
+{
+    for (;;) {
+        uint32_t v = worker__mb_load(word);
+        if (v == want)
+            return true;
+        if (worker__futex_wait(word, v, deadline) == -ETIMEDOUT)
+            return worker__mb_load(word) == want;
+    }
+}
+
+static void store_and_wake(_Atomic uint32_t *word, uint32_t v)
+{
+    worker__mb_store(word, v);
+    worker__futex_wake(word, 1);
+}
+
+static void child_transitions_visible_in_parent(void **state)
+{
+    struct mb_fixture f;
+
+    mb_open(&f);
+    _Atomic uint32_t *st = &f.mb->frame[0].state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* Cycle 0 -> 1 -> 2 -> 3 -> 0, each step acknowledged by the parent
+           through the bell, so every transition is observed. */
+        int64_t dl = worker__now_ns() + 2000000000LL;
+        for (uint32_t v = 1; v <= 4; v++) {
+            uint32_t seq = worker__mb_load(&f.mb->frame[0].bell);
+            store_and_wake(st, v % 4);
+            while (worker__mb_load(&f.mb->frame[0].bell) == seq)
+                if (worker__futex_wait(&f.mb->frame[0].bell, seq, dl) == -ETIMEDOUT)
+                    _exit(2);
+        }
+        _exit(0);
+    }
+    int64_t dl = worker__now_ns() + 2000000000LL;
+    for (uint32_t v = 1; v <= 4; v++) {
+        assert_true(await_state(st, v % 4, dl));
+        worker__mb_ring_child(f.mb);
+    }
+    assert_int_equal(reap(pid), 0);
+    assert_int_equal(worker__mb_load(st), 0);
+    mb_close(&f);
+}
+
+static void payload_visible_when_state_observed(void **state)
+{
+    struct mb_fixture f;
+    int64_t dl = worker__now_ns() + 20000000000LL;
+
+    mb_open(&f);
+    _Atomic uint32_t *st = &f.mb->frame[0].state;
+    uint64_t *payload = (uint64_t *)f.mb->frame[0].args;
+    for (int i = 0; i < 1000; i++) {
+        *payload = 0;
+        worker__mb_store(st, 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            /* Plain payload store, then the release store of the state. */
+            *payload = PAYLOAD;
+            store_and_wake(st, 1);
+            _exit(0);
+        }
+        /* Acquire: whenever the state reads 1, the payload is there. */
+        assert_true(await_state(st, 1, dl));
+        if (*payload != PAYLOAD)
+            fail_msg("fork %d: state observed, payload %#llx", i,
+                     (unsigned long long)*payload);
+        assert_int_equal(reap(pid), 0);
+    }
+    mb_close(&f);
+}
+
+/* The #1562 core at the wire level: a CONTROL_DONE store that lands after
+   SHUTDOWN clobbers the state word, but not the sticky word. */
+static void sticky_shutdown_survives_a_state_clobber(void **state)
+{
+    struct mb_fixture f;
+
+    mb_open(&f);
+    worker__mb_store(&f.mb->frame[0].state, WORKER__MB_CONTROL_REQUEST);
+    worker__mb_send_shutdown(f.mb);
+    worker__mb_write_error(&f.mb->frame[0], 0, NULL);
+    worker__mb_store(&f.mb->frame[0].state, WORKER__MB_CONTROL_DONE);
+    assert_int_equal(worker__mb_load(&f.mb->frame[0].state), WORKER__MB_CONTROL_DONE);
+    assert_int_equal(worker__mb_load(&f.mb->frame[0].shutdown), 1);
+    mb_close(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        mpf_unit_test(roundtrip, 2000),
+        mpf_unit_test(negative, 2000),
+        mpf_unit_test(offset, 2000),
+        mpf_unit_test(every_declared_state_matches_the_wire_values, 2000),
+        mpf_unit_test(error_text_truncated_to_255_bytes_and_terminated, 2000),
+        mpf_unit_test(child_transitions_visible_in_parent, 5000),
+        mpf_unit_test(payload_visible_when_state_observed, 20000),
+        mpf_unit_test(sticky_shutdown_survives_a_state_clobber, 2000),
+    };
+    return mpf_run_group_tests(tests, NULL, NULL);
+}
