@@ -849,6 +849,87 @@ static void one_failing_chip_in_the_tree_reports_within_100ms(void **state)
     assert_int_equal(mpfw_tree_close(t), 0);
 }
 
+
+/* ---- scripts and fault actions, end to end ---- */
+
+static void chip_crash_during_init_reports_the_signal(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    double t0 = rt_now_s();
+
+    int rc = mpfw_tree_spin_up(&t, "L3{sub,chip,chip:crash}", &o);
+    assert_int_equal(rc, -EIO);
+    assert_contains(worker_last_error(mpfw_tree_root(t)), "chip worker 1 (pid");
+    assert_contains(worker_last_error(mpfw_tree_root(t)), "killed by signal 11 (SEGV)");
+    assert_true(rt_now_s() - t0 < 0.5);
+}
+
+static void sigterm_ignoring_child_is_killed_after_the_rollback_budget(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    worker_rollback_report r;
+
+    o.startup_timeout_s = 0.2;
+    o.rollback_timeout_s = 0.2;
+    double t0 = rt_now_s();
+    int rc = mpfw_tree_spin_up(&t, "L3{sub:ignore_sigterm,sub}", &o);
+    double dt = rt_now_s() - t0;
+    assert_int_equal(rc, -ETIMEDOUT);
+    assert_int_equal(worker_last_rollback(mpfw_tree_root(t), &r), 0);
+    const worker_rollback_entry *e = find_entry(&r, WORKER_CHILD_SUB, 0);
+    assert_non_null(e);
+    assert_int_equal(e->disposition, WORKER_DISP_KILLED);
+    assert_true(WIFSIGNALED(e->wait_status) && WTERMSIG(e->wait_status) == SIGKILL);
+    const worker_rollback_entry *ok = find_entry(&r, WORKER_CHILD_SUB, 1);
+    assert_int_equal(ok->disposition, WORKER_DISP_GRACEFUL);
+    assert_true(dt < 0.2 + 0.2 + 0.5);
+}
+
+static void cancel_by_own_sigterm_during_setup_exits_without_publishing(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+
+    /* SIGTERM during setup is a cooperative cancel: the child exits 1 and
+       publishes nothing, so the barrier reports an exit before ready. */
+    o.faults = "sub.1:setup_begin=sigterm";
+    int rc = mpfw_tree_spin_up(&t, "L3{sub,sub:hang}", &o);
+    assert_int_equal(rc, -EIO);
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "sub worker 1 (pid");
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "exited during init before signalling ready (exited with code 1)");
+}
+
+static void faults_armed_from_worker_faults_env(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+
+    assert_int_equal(setenv("WORKER_FAULTS", "next.0/chip.1:setup_begin=fail(from the env)", 1), 0);
+    int rc = mpfw_tree_spin_up(&t, "L4{L3{chip*2}}", &o);
+    unsetenv("WORKER_FAULTS");
+    assert_int_equal(rc, -EIO);
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "child_worker level=3: chip worker 1 (pid");
+    assert_contains(worker_last_error(mpfw_tree_root(t)), "chip dev=1: from the env");
+}
+
+static void fault_exit_in_a_nested_child_is_reported_with_its_code(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+
+    o.faults = "next.*/sub.0:setup_end=exit(9)";
+    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub}}", &o);
+    assert_int_equal(rc, -EIO);
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "sub worker 0 (pid");
+    assert_contains(worker_last_error(mpfw_tree_root(t)), "exited with code 9");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -891,6 +972,11 @@ int main(void)
         mpfw_unit_test(keyboardinterrupt_before_ready_rolls_back, 5000),
         mpfw_unit_test(l4_two_l3_with_subs_and_sim_chips_comes_up_and_closes_cleanly, 5000),
         mpfw_unit_test(one_failing_chip_in_the_tree_reports_within_100ms, 5000),
+        mpfw_unit_test(chip_crash_during_init_reports_the_signal, 5000),
+        mpfw_unit_test(sigterm_ignoring_child_is_killed_after_the_rollback_budget, 5000),
+        mpfw_unit_test(cancel_by_own_sigterm_during_setup_exits_without_publishing, 5000),
+        mpfw_unit_test(faults_armed_from_worker_faults_env, 5000),
+        mpfw_unit_test(fault_exit_in_a_nested_child_is_reported_with_its_code, 5000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }
