@@ -14,6 +14,8 @@
 # Each test's TIMEOUT sits above the case's budget plus grace, scaled by
 # MPF_CTEST_TIMEOUT_FACTOR, so the fixture's report always beats ctest's.
 set(MPF_CTEST_TIMEOUT_FACTOR 3 CACHE STRING "ctest TIMEOUT = factor * (budget + grace) + 30 s")
+set(MPF_TEST_LAUNCHER "" CACHE STRING
+    "Command list each case runs under, e.g. valgrind;-q;--trace-children=yes")
 set(MPF_DISCOVER_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/MpfDiscover.cmake)
 
 function(mpf_add_cmocka_test target)
@@ -32,6 +34,7 @@ function(mpf_add_cmocka_test target)
     "set(MPF_ENVIRONMENT [==[${A_ENVIRONMENT}]==])\n"
     "set(MPF_EXPECT_OUTPUT [==[${A_EXPECT_OUTPUT}]==])\n"
     "set(MPF_TIMEOUT_FACTOR \"${MPF_CTEST_TIMEOUT_FACTOR}\")\n"
+    "set(MPF_LAUNCHER [==[${MPF_TEST_LAUNCHER}]==])\n"
     "set(MPF_WORKDIR \"${CMAKE_CURRENT_BINARY_DIR}\")\n")
   file(COPY_FILE ${params}.new ${params} ONLY_IF_DIFFERENT)
   file(WRITE ${include}
