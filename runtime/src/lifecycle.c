@@ -342,6 +342,9 @@ static int check_sigchld(worker *w)
     return 0;
 }
 
+/* The root whose worker_init() loaded the process's fault table. */
+static worker *faults_owner;
+
 static int load_faults(worker *w)
 {
     const char *env = getenv("WORKER_FAULTS");
@@ -366,6 +369,7 @@ static int load_faults(worker *w)
     }
     worker__faults_set_gates(w->gates);
     worker__faults_enter_role("root");
+    faults_owner = w;
     return 0;
 }
 
@@ -537,8 +541,11 @@ void worker_free(worker *w)
         return; /* owned by its parent; freed with it */
     if (atomic_load(&w->state) != WORKER_NEW || worker__has_live_resources(w))
         worker_close(w);
-    if (w->is_root && w->faults)
+    if (faults_owner == w) {
+        /* The table may point at gates this worker owned. */
         worker__faults_reset();
+        faults_owner = NULL;
+    }
     free_tree(w);
 }
 
