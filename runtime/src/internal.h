@@ -158,7 +158,22 @@ struct worker__jentry {
 
 #define WORKER__JOURNAL_MAX (2 * WORKER_MAX_CHILDREN)
 
-/* ---- the worker ---- */
+/* ---- the worker ----
+ *
+ * Where runtime part 2 (dispatch, issue 4) plugs in without reshaping this:
+ * - frame 1 of every mailbox is the task frame (TASK_READY/TASK_DONE with
+ *   the error tuple first), and the child's serve loop already parks on the
+ *   bell that a parent store rings; a task handler goes next to
+ *   handle_control() in child.c (points task_begin/task_end exist);
+ * - the progress owner waits exactly like the barrier: one ppoll over the
+ *   doorbell eventfd (children ring it after TASK_DONE/CONTROL_DONE) and the
+ *   pidfds of the children with work in flight, so a child that dies
+ *   mid-task is seen at once with its wait status (no liveness period);
+ * - sub callbacks are registered before init (fork copies the table), like
+ *   opt.sub_init; chip kernels are device.h's table; next-level targets are
+ *   the stable ids worker_add_child() returns;
+ * - a scheduler thread, if any, starts after the last fork of worker__start.
+ */
 
 struct worker {
     worker_options opt;
