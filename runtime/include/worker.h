@@ -330,6 +330,16 @@ int worker_gate_await_arrivals(worker_gates *g, unsigned i, unsigned n,
 /* Names of the fault points, for specs ("setup_begin", …); NULL past the end. */
 const char *worker_fault_point_name(unsigned point);
 
+/*
+ * A hook run at every fault point (before the armed actions) in every
+ * process of the trees initialised after this call: children inherit it
+ * across fork. Meant for race amplification (e.g. the fixture's
+ * mpf_jitter()); it must be async-signal-safe and must not call libworker.
+ * NULL removes it. With no hook, a disarmed point stays one branch.
+ */
+typedef void (*worker_fault_hook_fn)(unsigned point);
+void worker_set_fault_hook(worker_fault_hook_fn fn);
+
 #ifdef __cplusplus
 }
 #endif

@@ -51,6 +51,7 @@ struct entry {
 static struct entry table[MAX_ENTRIES];
 static unsigned n_table;
 static worker_gates *gates;
+static worker_fault_hook_fn hook;
 
 uint32_t worker__fault_mask;
 
@@ -289,6 +290,8 @@ void worker__faults_enter_role(const char *role)
         if (table[i].mine)
             mask |= 1u << table[i].point;
     }
+    if (hook)
+        mask = (1u << WORKER__FP_COUNT) - 1; /* the hook runs everywhere */
     worker__fault_mask = mask;
 }
 
@@ -317,8 +320,15 @@ static void delay_ms(long ms)
         ;
 }
 
+void worker_set_fault_hook(worker_fault_hook_fn fn)
+{
+    hook = fn;
+}
+
 int worker__fault_fire(unsigned point, char *msg, size_t msg_size)
 {
+    if (hook)
+        hook(point);
     for (unsigned i = 0; i < n_table; i++) {
         struct entry *e = &table[i];
 
