@@ -103,21 +103,29 @@ static void inner_exit_before_ready_raises(void **state)
     assert_reaped(e->pid);
 }
 
-static void startup_deadline_fires_on_hung_child(void **state)
+/* Spin up `spec` with a 0.5 s startup deadline that one hung child trips:
+   init fails with the deadline error naming the pending children
+   (`pending`), after the deadline and within deadline + 0.5 s. */
+static void assert_deadline_trips(const char *spec, const char *pending)
 {
     mpfw_tree *t;
     mpfw_options o = fast_options();
     o.startup_timeout_s = 0.5;
     double t0 = rt_now_s();
 
-    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub}:hang}", &o);
+    int rc = mpfw_tree_spin_up(&t, spec, &o);
     double dt = rt_now_s() - t0;
     assert_int_equal(rc, -ETIMEDOUT);
     assert_contains(worker_last_error(mpfw_tree_root(t)), "deadline");
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "next worker(s) [0 (pid");
-    /* Within deadline + 0.5 s: the hung child honours the cooperative cancel. */
+    assert_contains(worker_last_error(mpfw_tree_root(t)), pending);
     assert_true(dt >= 0.5);
     assert_true(dt < 1.0);
+}
+
+static void startup_deadline_fires_on_hung_child(void **state)
+{
+    /* The hung next-level child honours the cooperative cancel. */
+    assert_deadline_trips("L4{L3{sub}:hang}", "next worker(s) [0 (pid");
 }
 
 static void failed_startup_reaps_children_no_leak(void **state)
@@ -645,18 +653,7 @@ static void chip_init_failure_raises_bounded(void **state)
 
 static void chip_init_hang_trips_deadline(void **state)
 {
-    mpfw_tree *t;
-    mpfw_options o = fast_options();
-    o.startup_timeout_s = 0.5;
-    double t0 = rt_now_s();
-
-    int rc = mpfw_tree_spin_up(&t, "L3{sub,chip:hang,chip}", &o);
-    double dt = rt_now_s() - t0;
-    assert_int_equal(rc, -ETIMEDOUT);
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "chip worker(s) [0 (pid");
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "deadline");
-    assert_true(dt >= 0.5);
-    assert_true(dt < 1.0);
+    assert_deadline_trips("L3{sub,chip:hang,chip}", "chip worker(s) [0 (pid");
 }
 
 static void chip_advertises_pipeline_depth_in_init_ready(void **state)
