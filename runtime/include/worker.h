@@ -18,8 +18,24 @@
  * whole startup epoch. Any failure rolls the epoch back (SHUTDOWN to ready
  * children, cooperative SIGTERM to children still in init, SIGKILL of the
  * rest and of their process groups) and leaves the worker FAILED.
- * worker_close() shuts the tree down in two phases and converges in one call
- * after any rollback.
+ * worker_close() drains runs in flight, then shuts the tree down in two
+ * phases and converges in one call after any rollback.
+ *
+ * Dispatch (runtime part 2): worker_run() / worker_submit() + worker_wait()
+ * call a user orchestration function on the caller's thread; it submits
+ * tasks to sub workers (C callbacks registered before init), to simulated
+ * chips (kernels by id over simulated device memory) and to next-level
+ * workers (by the stable id worker_add_child() returned; the child runs an
+ * orchestration function registered on it, against its own subtree). One
+ * scheduler thread per READY worker, started after the last fork, is the
+ * only progress owner: it dispatches into IDLE task frames, collects
+ * TASK_DONE, and watches every child through its pidfd, so a child that
+ * dies mid-task fails its run at once with its wait status. Tasks to one
+ * target run in submission order; a failed task poisons its dependents;
+ * the first error of a run wins, later submits of that run fail fast, and
+ * the next run starts clean. Error text is chained across levels with the
+ * stable prefixes "sub_worker: ", "chip dev=N: " and "child_worker
+ * level=L: ", each hop truncated to 255 bytes.
  *
  * Conventions:
  *   - Functions returning int give 0 (or a documented non-negative value) on
@@ -27,11 +43,19 @@
  *     and never exits the caller; a human-readable message of the last
  *     failure is kept per handle (worker_last_error()).
  *   - Outputs are untouched on failure.
- *   - A worker handle is used by one thread at a time, except that
- *     worker_close() may be called from another thread while worker_init()
- *     runs (it cancels the init cooperatively). The thread that called
- *     worker_init() must outlive the tree: children get a parent-death
- *     signal when that thread exits.
+ *   - Threads: worker_close() may be called from another thread while
+ *     worker_init() runs (it cancels the init cooperatively). Other threads
+ *     that call worker_init(), worker_submit()/worker_run(),
+ *     worker_control() or the device memory calls while an init is in
+ *     progress wait for that startup epoch and get its outcome: on failure
+ *     every one of them returns the same original error (same code; the
+ *     text is worker_startup_error()). Once READY, runs, controls and
+ *     device calls may come from several threads at once; worker_close()
+ *     drains them. worker_last_error() is per handle: with several threads
+ *     on one handle prefer worker_job_error() and the return codes. The
+ *     thread that called worker_init() must outlive the tree: children get
+ *     a parent-death signal when that thread exits. worker_free() must not
+ *     race with any other call on the handle.
  *   - Children are forked from the calling process: call worker_init()
  *     before starting threads of your own that could hold locks.
  *
@@ -64,6 +88,13 @@ typedef struct worker_gates worker_gates;
 #define WORKER_MAX_CHILDREN (WORKER_MAX_SUBS + WORKER_MAX_CHIPS + WORKER_MAX_NEXT)
 #define WORKER_ERROR_MAX 256      /* bytes of a child's error text, with NUL */
 #define WORKER_GATES_COUNT 64     /* gates in one worker_gates set */
+#define WORKER_MAX_CALLABLES 64   /* sub / orchestration callables per worker */
+#define WORKER_CALLABLE_NAME_MAX 32 /* bytes of a callable's name, with NUL */
+#define WORKER_TASK_ARGS_MAX 3072 /* bytes of a sub / next-level task's blob */
+#define WORKER_KERNEL_ARGS_MAX 6  /* arguments of a chip kernel */
+#define WORKER_DEVICE_ALLOC_MAX (1u << 30) /* bytes of one device allocation */
+#define WORKER_ANY (-1)           /* sub target: any idle sub worker */
+#define WORKER_WAIT_FOREVER (-1.0) /* timeout: none */
 
 /* Lifecycle states. */
 typedef enum worker_state {
@@ -133,6 +164,17 @@ int worker_script_parse(const char *text, size_t len, worker_script *out,
 typedef int (*worker_sub_init_fn)(void *arg, unsigned index, char *msg,
                                   size_t msg_size);
 
+/* What worker_close() does with device memory the caller never freed. */
+typedef enum worker_device_leaks {
+    /* Reclaim it (the chip unlinks it at shutdown) and name it in
+       worker_last_error(). */
+    WORKER_DEVICE_LEAKS_RECLAIM = 0,
+    /* Leave it in /dev/shm, named in worker_last_error(), so that a leak
+       checker (the fixture's shm ledger) reports it as the caller's leak;
+       worker_device_free() still releases it after close. */
+    WORKER_DEVICE_LEAKS_KEEP = 1,
+} worker_device_leaks;
+
 /* Options of worker_new(). Initialise with WORKER_OPTIONS_INIT. */
 typedef struct worker_options {
     /* Level label, WORKER_LEVEL_MIN..MAX. L3 may have chips; L4+ may have
@@ -187,11 +229,17 @@ typedef struct worker_options {
     /* Gates the fault actions wait on / open; NULL: an internal set is
        created when a fault names a gate. Not owned. */
     worker_gates *gates;
+    /* Budget of worker_close()'s drain of runs in flight, in seconds, finite
+       and > 0. On expiry close() returns -ETIMEDOUT and tears nothing down;
+       a later close() drains again (simpler's 10 s). */
+    double drain_timeout_s;
+    /* Device memory not freed by the caller at close (see above). */
+    worker_device_leaks device_leaks;
 } worker_options;
 
 #define WORKER_OPTIONS_INIT                                                \
     { 3, 0, 0, 300.0, 10.0, 60.0, NULL, NULL, WORKER_SCRIPT_INIT, NULL,     \
-      NULL, 0, 0, NULL, NULL }
+      NULL, 0, 0, NULL, NULL, 10.0, WORKER_DEVICE_LEAKS_RECLAIM }
 
 /*
  * Check options without creating anything. Returns 0 or -EINVAL and writes
@@ -220,31 +268,54 @@ int worker_add_child(worker *parent, worker *child);
 
 /*
  * Start the tree and wait until every child is READY. Returns 0 (READY),
- * or: -EINPROGRESS (already initializing), -EALREADY (already READY),
- * -EPERM (FAILED: close it and create a new one; or attached as a child),
- * -ESHUTDOWN (closed), -ETIMEDOUT (startup deadline), -ECANCELED (a
- * concurrent worker_close()), -EIO (a child failed or exited; the message
- * carries the child's text), or a resource error. On failure the epoch has
- * been rolled back (see worker_last_rollback()) and the worker is FAILED.
+ * or: -EALREADY (already READY), -EPERM (FAILED: close it and create a new
+ * one; or attached as a child), -ESHUTDOWN (closed), -ETIMEDOUT (startup
+ * deadline), -ECANCELED (a concurrent worker_close()), -EIO (a child failed
+ * or exited; the message carries the child's text), -EINVAL (a registered
+ * callable has no eligible dispatch target; nothing is forked), or a
+ * resource error. On failure the epoch has been rolled back (see
+ * worker_last_rollback()) and the worker is FAILED.
+ *
+ * Called from another thread while an init is in progress, it waits for
+ * that epoch and returns its outcome: 0 if it reached READY, otherwise the
+ * same code the initializing thread got (the original failure, whose text
+ * is worker_startup_error()), not "in progress". -EINPROGRESS only if the
+ * initializing thread itself re-enters.
  */
 int worker_init(worker *w);
 
+/* The message of the failed startup epoch ("" if none): the original
+   failure every waiter of that epoch got. Immutable once FAILED. */
+const char *worker_startup_error(const worker *w);
+
 /*
- * Close. Publishes CLOSED at once (absorbing), broadcasts SHUTDOWN (sticky
- * word first) to every child, then reaps all of them interleaved under one
- * deadline that starts after the broadcast; survivors are SIGKILLed and
- * reaped (bounded, blocking) before the deadline. Mailboxes are freed only
- * after their child is reaped. The cleanup journal (survivors of an earlier
- * rollback or close) is driven the same way. Returns 0 when nothing is left,
- * or -ETIMEDOUT / -EBUSY when something could not be reclaimed (kept in the
- * journal; a later worker_close() retries). Closing a NEW or CLOSED worker
- * with an empty journal returns 0. While another thread runs worker_init(),
- * close cancels it and waits for it to unwind (bounded by close_timeout_s):
- * -ETIMEDOUT if it did not. -EDEADLK from the thread running the init.
+ * Close. Publishes CLOSED at once (absorbing: new runs, controls and device
+ * calls are refused), then drains runs in flight (orchestration functions
+ * still running and tasks submitted by any run, waited for or not) within
+ * drain_timeout_s. If they do not drain, close returns -ETIMEDOUT, names
+ * them in worker_last_error() and tears nothing down: the tree stays intact
+ * and a later worker_close() drains again and then converges. Control
+ * commands in flight are failed with -ESHUTDOWN, not waited for. Then it
+ * stops the scheduler, broadcasts SHUTDOWN (sticky word first) to every
+ * child, and reaps all of them interleaved under one deadline that starts
+ * after the broadcast; survivors are SIGKILLed and reaped (bounded,
+ * blocking) before the deadline. Mailboxes are freed only after their child
+ * is reaped. The cleanup journal (survivors of an earlier rollback or close)
+ * is driven the same way. Returns 0 when nothing is left (abnormal exits
+ * and device memory the caller never freed are named in
+ * worker_last_error(); see worker_last_close()), or -ETIMEDOUT / -EBUSY
+ * when something could not be reclaimed (kept in the journal; a later
+ * worker_close() retries). Closing a NEW or CLOSED worker with an empty
+ * journal returns 0. While another thread runs worker_init(), close cancels
+ * it and waits for it to unwind (bounded by close_timeout_s): -ETIMEDOUT if
+ * it did not. -EDEADLK from the thread running the init, or from inside an
+ * orchestration function of this worker.
  */
 int worker_close(worker *w);
 
-/* Close if needed (best effort) and free; accepts NULL. */
+/* Close if needed and free; accepts NULL. If runs still do not drain, it
+   abandons them (their tasks fail with -ESHUTDOWN) and tears the tree down
+   anyway. Job handles of this worker become invalid. */
 void worker_free(worker *w);
 
 worker_state worker_get_state(const worker *w);
@@ -281,6 +352,7 @@ typedef struct worker_rollback_entry {
     pid_t pid;
     worker_disposition disposition;
     int wait_status;          /* valid unless JOURNALED */
+    uint32_t mailbox_state;   /* base-frame state word when reaped (close) */
 } worker_rollback_entry;
 
 typedef struct worker_rollback_report {
@@ -292,6 +364,16 @@ typedef struct worker_rollback_report {
 
 /* Copy the report of the last rollback; -ENOENT if none ran. */
 int worker_last_rollback(const worker *w, worker_rollback_report *out);
+
+/*
+ * Copy the report of the last close() that tore children down, same shape:
+ * GRACEFUL (left after SHUTDOWN), EXITED (had died before the close, e.g.
+ * mid-task), KILLED (needed SIGKILL), JOURNALED; mailbox_state is the base
+ * state word the child left behind (e.g. CONTROL_DONE = 5 when a control
+ * reply clobbered SHUTDOWN = 3 and the sticky word ended it anyway).
+ * -ENOENT if no close tore children down.
+ */
+int worker_last_close(const worker *w, worker_rollback_report *out);
 
 /* Entries (children, shm names) waiting in the cleanup journal. */
 size_t worker_journal_size(const worker *w);
@@ -308,6 +390,213 @@ int worker_reclaim_stale(void);
  * worker_init(); "" before. Every shm object of the tree starts with it.
  */
 const char *worker_shm_prefix(const worker *w);
+
+/* ---- Dispatch: callables, runs, tasks ---- */
+
+typedef struct worker_job worker_job;
+
+/*
+ * A sub callable: runs in a sub child with the task's argument blob (copied
+ * into the task frame, at most WORKER_TASK_ARGS_MAX bytes). Return 0, or a
+ * non-zero code after writing a message into msg: the task fails with
+ * "sub_worker: <msg>". It runs in the forked child: `arg` must be valid
+ * there (static, or MAP_SHARED memory mapped before init), and it must not
+ * call libworker on the parent's handles.
+ */
+typedef int (*worker_sub_fn)(void *arg, const void *args, size_t len,
+                             char *msg, size_t msg_size);
+
+/*
+ * An orchestration function: builds a run's task graph with
+ * worker_submit_*() on the calling thread (of the root's caller, or of a
+ * next-level child for a task submitted to it). Return 0, or a negative
+ * errno (worker_job_fail() attaches a message): the submission fails
+ * synchronously with that code and message, not wrapped.
+ */
+typedef int (*worker_orch_fn)(worker_job *job, void *arg);
+
+/*
+ * Register a callable on a NEW worker (a root, or a next-level child
+ * attached but not yet initialized): callables are copied into the
+ * children when they are forked, so the table is frozen at init. Sub
+ * callables run in this worker's sub children; orchestration callables
+ * run in this worker when it is a next-level child and its parent submits
+ * to it (worker_submit_next). Returns the callable's id (0, 1, … per kind)
+ * or -EINVAL (NULL fn, name longer than WORKER_CALLABLE_NAME_MAX - 1),
+ * -ENOSPC (WORKER_MAX_CALLABLES), -EBUSY (INITIALIZING or READY: register
+ * before init), -EPERM (FAILED), -ESHUTDOWN (CLOSED). worker_init() rejects
+ * a sub callable on a worker without sub children (no eligible target).
+ */
+int worker_register_sub(worker *w, const char *name, worker_sub_fn fn,
+                        void *arg);
+int worker_register_orch(worker *w, const char *name, worker_orch_fn fn,
+                         void *arg);
+
+/*
+ * Run `fn` (an orchestration function) on a READY worker: worker_submit(),
+ * then worker_wait() forever, then worker_job_free(). Returns 0, the
+ * orchestration function's own code, or worker_wait()'s.
+ */
+int worker_run(worker *w, worker_orch_fn fn, void *arg);
+
+/*
+ * Start a run: call fn(job, arg) on this thread and return once it has
+ * returned, with its tasks in flight. *ret gets the job handle (free it
+ * with worker_job_free()). Returns 0; fn's own non-zero code (the tasks it
+ * submitted still run; *ret untouched); -EPERM (NEW: not initialized;
+ * FAILED), -ESHUTDOWN (CLOSED); or, when it waited for an init in progress
+ * that failed, that init's original code.
+ */
+int worker_submit(worker *w, worker_orch_fn fn, void *arg, worker_job **ret);
+
+/*
+ * Wait until every task of the job is done. timeout_s: finite and >= 0
+ * (0 polls), or WORKER_WAIT_FOREVER; NaN, infinities and other negatives
+ * are -EINVAL. Returns 0, -EIO (a task failed or its child died: the first
+ * error, also in worker_job_error()), -ESHUTDOWN (the worker was freed or
+ * its run abandoned), -ETIMEDOUT (still running; wait again). Waiting on a
+ * finished job again returns the same result.
+ */
+int worker_wait(worker_job *job, double timeout_s);
+
+/* Free a job handle; a job still in flight is detached (its tasks finish,
+   and close() drains them). Accepts NULL. */
+void worker_job_free(worker_job *job);
+
+/* The job's first error ("" if none). */
+const char *worker_job_error(const worker_job *job);
+
+/* The worker a job runs on (for orchestration functions). */
+worker *worker_job_worker(worker_job *job);
+
+/* For a run started by a next-level task: its argument blob (NULL, 0 at a
+   root). */
+const void *worker_job_args(const worker_job *job, size_t *len);
+
+/* Inside an orchestration function: record a message for the code it is
+   about to return. Returns rc, so: return worker_job_fail(job, -EDOM, …). */
+int worker_job_fail(worker_job *job, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A task of a run, as submitted by an orchestration function. */
+typedef struct worker_task {
+    worker_child_kind kind;   /* SUB, CHIP or NEXT */
+    /* SUB: sub index or WORKER_ANY; CHIP: chip index; NEXT: the id
+       worker_add_child() returned. */
+    int target;
+    /* SUB: sub callable id; CHIP: kernel id (worker_kernel); NEXT: an
+       orchestration callable id registered on that next-level worker. */
+    unsigned callable;
+    const void *args;         /* SUB, NEXT: blob copied at submit */
+    size_t args_len;          /* 0..WORKER_TASK_ARGS_MAX */
+    const uint64_t *kargs;    /* CHIP: kernel arguments */
+    unsigned nkargs;          /* 0..WORKER_KERNEL_ARGS_MAX */
+    const int *deps;          /* ids of earlier tasks of this job */
+    unsigned ndeps;
+} worker_task;
+
+#define WORKER_TASK_INIT                                                   \
+    { WORKER_CHILD_SUB, WORKER_ANY, 0, NULL, 0, NULL, 0, NULL, 0 }
+
+/*
+ * Submit a task from inside the job's orchestration function (or while it
+ * runs). Ordering: tasks of one job to one target (a sub index, chip,
+ * next-level worker) run in submission order and each depends on the
+ * previous one; WORKER_ANY tasks and explicit deps add dependencies. A task
+ * whose dependency failed is not dispatched: it fails too (poisoned).
+ * Returns the task id (0, 1, … per job), or -EINVAL (bad target, unknown
+ * callable or kernel id, sizes, deps; nothing submitted), -EIO (the job
+ * already failed: fail fast, worker_job_error() has the original message),
+ * -EPERM (the orchestration function has returned), -ENOMEM.
+ */
+int worker_submit_task(worker_job *job, const worker_task *task);
+int worker_submit_sub(worker_job *job, int sub, unsigned callable,
+                      const void *args, size_t len);
+int worker_submit_chip(worker_job *job, unsigned chip, unsigned kernel,
+                       const uint64_t *kargs, unsigned nkargs);
+int worker_submit_next(worker_job *job, unsigned worker_id, unsigned callable,
+                       const void *args, size_t len);
+
+/* Wait for one task of the job (same timeout rules as worker_wait()):
+   0 done, -EIO failed (or poisoned), -ETIMEDOUT, -ENOENT no such task. */
+int worker_task_wait(worker_job *job, int task, double timeout_s);
+
+/* A finished task's scalar result (a chip kernel's, e.g. checksum).
+   0, -EIO (failed), -EINPROGRESS, -ENOENT. */
+int worker_job_result(const worker_job *job, int task, uint64_t *value);
+
+/* ---- Simulated chips: kernels and device memory ---- */
+
+/*
+ * Kernels every simulated chip loads at init (before INIT_READY). Device
+ * pointers address 32-bit elements: a worker_devptr is a region id (0: the
+ * chip's base memory of chip_memory_bytes; others from worker_device_alloc)
+ * and a byte offset in it. Counts are in elements.
+ */
+typedef enum worker_kernel {
+    WORKER_KERNEL_VECTOR_ADD = 1, /* (a, b, c, n): c[i] = a[i] + b[i] */
+    WORKER_KERNEL_FILL = 2,       /* (a, n, v):    a[i] = v */
+    WORKER_KERNEL_CHECKSUM = 3,   /* (a, n):       result = sum of a[i] */
+    WORKER_KERNEL_SLEEP = 4,      /* (ms):         busy; ends early on SHUTDOWN */
+    WORKER_KERNEL_FAIL = 5,       /* ():           fails with a message */
+    WORKER_KERNEL_CRASH = 6,      /* (sig):        the chip dies by sig (default SEGV) */
+    WORKER_KERNEL_NOOP = 7,       /* ():           does nothing */
+} worker_kernel;
+
+typedef uint64_t worker_devptr;
+
+#define WORKER_DEVPTR(region, offset)                                      \
+    (((uint64_t)(uint32_t)(region) << 32) | (uint32_t)(offset))
+#define WORKER_DEVPTR_REGION(p) ((uint32_t)((uint64_t)(p) >> 32))
+#define WORKER_DEVPTR_OFFSET(p) ((uint32_t)(p))
+
+/*
+ * Device memory of chip `chip` of a READY L3. An allocation is its own
+ * shared-memory region created by the chip (so each is a named /dev/shm
+ * object, attributable to the chip process); *out gets a device pointer to
+ * its start. Copies go through the parent's mapping of the region and are
+ * not ordered with tasks in flight: copy before submitting and after
+ * waiting. Returns 0, -EINVAL (chip index, size 1..WORKER_DEVICE_ALLOC_MAX,
+ * unknown pointer, range), -EIO (the chip failed the request or is gone),
+ * -EPERM/-ESHUTDOWN (state), -ENOMEM. worker_device_free() works after the
+ * chip died and after close(), so a kept leak can still be released.
+ */
+int worker_device_alloc(worker *w, unsigned chip, size_t size,
+                        worker_devptr *out);
+int worker_device_free(worker *w, unsigned chip, worker_devptr p);
+int worker_device_copy_to(worker *w, unsigned chip, worker_devptr dst,
+                          const void *src, size_t n);
+int worker_device_copy_from(worker *w, unsigned chip, void *dst,
+                            worker_devptr src, size_t n);
+/* Allocations not freed yet (all chips). */
+size_t worker_device_allocations(const worker *w);
+
+/* ---- Control commands ---- */
+
+typedef enum worker_control_cmd {
+    WORKER_CONTROL_PING = 0,           /* result: the child's pid */
+    WORKER_CONTROL_DEVICE_REGIONS = 3, /* chip: result = allocated regions */
+} worker_control_cmd;
+
+/*
+ * Send a control command (CONTROL_REQUEST on the child's base frame) and
+ * wait for CONTROL_DONE, for at most timeout_s (finite and >= 0, or
+ * WORKER_WAIT_FOREVER). The scheduler issues it, serialised with the
+ * child's tasks, and watches the child's liveness meanwhile. Returns 0 and
+ * *result (may be NULL); -EIO (the child reported an error, or died: the
+ * message says which); -ETIMEDOUT (no reply in time: the endpoint is
+ * poisoned — its tasks and later commands fail fast and the child is told
+ * to shut down); -ESHUTDOWN (close() ran while it was in flight); -ENOENT
+ * (no such child); -EINVAL; -EPERM (not READY).
+ */
+int worker_control(worker *w, worker_child_kind kind, unsigned index,
+                   worker_control_cmd cmd, uint64_t arg, double timeout_s,
+                   uint64_t *result);
+
+/* Base-frame state word of a live child's mailbox (MailboxState), for
+   tests of the wire protocol; -ENOENT if the child has no mailbox. */
+int worker_child_mailbox_state(const worker *w, worker_child_kind kind,
+                               unsigned index);
 
 /* ---- Gates: shared futex words for deterministic interleavings ---- */
 

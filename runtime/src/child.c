@@ -222,16 +222,26 @@ struct setup_state {
     bool nested_ready;
 };
 
-static void undo_setup(struct setup_state *st)
+/* Tear down what setup built. Returns 0, or non-zero if the nested tree
+   did not close cleanly. */
+static int undo_setup(worker *parent, struct setup_state *st)
 {
+    int rc = 0;
+
     if (st->dev_open)
-        worker__device_close(&st->dev);
+        worker__device_close(&st->dev, parent->opt.device_leaks ==
+                                           WORKER_DEVICE_LEAKS_KEEP);
     st->dev_open = false;
     if (st->nested_ready) {
-        /* A READY nested tree is shut down through its own close. */
-        worker__teardown(st->nested);
+        /* A READY nested tree is shut down through its own close: stop its
+           scheduler (an inner run still in flight is abandoned: we are
+           shutting down), then the two-phase teardown of its children. */
+        worker__sched_stop(st->nested, true);
+        atomic_store(&st->nested->state, WORKER_CLOSED);
+        rc = worker__teardown(st->nested);
         st->nested_ready = false;
     }
+    return rc;
 }
 
 static int setup(worker *parent, struct worker__child *c, struct setup_state *st,
@@ -263,10 +273,17 @@ static int setup(worker *parent, struct worker__child *c, struct setup_state *st
                                       parent->opt.chip_pipeline_depth, m, sizeof(m))))
             goto fail;
         st->dev_open = true;
+        /* The sleep kernel parks on our bell and stops on SHUTDOWN. */
+        st->dev.wake_word = &c->mb->frame[0].bell;
+        st->dev.stop_word = &c->mb->frame[0].shutdown;
         break;
     }
     case WORKER_CHILD_NEXT:
         st->nested = c->nested;
+        /* Completions of inner runs also ring our own bell, so the serve
+           loop waits for an inner run and for the parent's SHUTDOWN on one
+           futex word. Set before the nested scheduler thread exists. */
+        c->nested->wake_also = &c->mb->frame[0].bell;
         if ((rc = worker__init_nested(c->nested))) {
             /* The nested epoch rolled its own subtree back already. */
             if (rc == -ECANCELED)
@@ -282,7 +299,7 @@ static int setup(worker *parent, struct worker__child *c, struct setup_state *st
     return 0;
 
 fail:
-    undo_setup(st);
+    undo_setup(parent, st);
     if (rc == -ECANCELED || must_stop())
         return -ECANCELED;
     switch (c->kind) {
@@ -299,40 +316,219 @@ fail:
     return rc ? rc : -EIO;
 }
 
-static void handle_control(worker__mailbox *mb)
+/* What the serve loop needs. */
+struct serve_ctx {
+    worker *parent;
+    struct worker__child *c;
+    struct setup_state *st;
+};
+
+static bool shutdown_requested(const worker__mailbox *mb)
 {
+    return worker__mb_load(&mb->frame[0].shutdown) ||
+           worker__mb_load(&mb->frame[0].state) == WORKER__MB_SHUTDOWN ||
+           worker__self.parent_gone || getppid() != worker__self.ppid_before_fork;
+}
+
+/*
+ * A control command on the base frame. The error tuple and result are
+ * written before CONTROL_DONE is released. Note the store of CONTROL_DONE
+ * is unconditional: if the parent stored SHUTDOWN while we were in here,
+ * this overwrites it (simpler #1562). That is why the serve loop checks the
+ * sticky shutdown word first, which no state store can undo.
+ */
+static void handle_control(struct serve_ctx *sc)
+{
+    worker__mailbox *mb = sc->c->mb;
+    worker__mb_frame *f = &mb->frame[0];
+    worker__mb_ctl *ctl = worker__mb_ctl_of(f);
+    uint64_t cmd = f->subcmd, arg = ctl->arg, result = 0;
     char m[WORKER_ERROR_MAX] = "";
     int rc = WORKER__FAULT(WORKER__FP_CONTROL, m, sizeof(m));
 
-    /* Runtime part 1 knows one sub-command, 0 = ping. The error tuple is
-       written before CONTROL_DONE is released. */
-    if (!rc && mb->frame[0].subcmd != 0) {
-        snprintf(m, sizeof(m), "unknown control sub-command %llu",
-                 (unsigned long long)mb->frame[0].subcmd);
-        rc = -EINVAL;
+    if (!rc) {
+        bool chip = sc->c->kind == WORKER_CHILD_CHIP && sc->st->dev_open;
+
+        switch (cmd) {
+        case WORKER_CONTROL_PING:
+            result = (uint64_t)getpid();
+            break;
+        case WORKER__CTRL_DEV_ALLOC: {
+            uint32_t id = 0;
+            if (!chip) {
+                rc = -EINVAL;
+                snprintf(m, sizeof(m), "not a chip");
+                break;
+            }
+            rc = worker__device_alloc(&sc->st->dev, (size_t)arg, &id, m, sizeof(m));
+            result = id;
+            break;
+        }
+        case WORKER__CTRL_DEV_FREE:
+            if (!chip) {
+                rc = -EINVAL;
+                snprintf(m, sizeof(m), "not a chip");
+                break;
+            }
+            rc = worker__device_free(&sc->st->dev, (uint32_t)arg, m, sizeof(m));
+            break;
+        case WORKER_CONTROL_DEVICE_REGIONS:
+            if (!chip) {
+                rc = -EINVAL;
+                snprintf(m, sizeof(m), "not a chip");
+                break;
+            }
+            result = sc->st->dev.n_regions;
+            break;
+        default:
+            snprintf(m, sizeof(m), "unknown control sub-command %llu",
+                     (unsigned long long)cmd);
+            rc = -EINVAL;
+            break;
+        }
     }
-    worker__mb_write_error(&mb->frame[0], rc ? 1 : 0, rc ? m : NULL);
-    worker__mb_store(&mb->frame[0].state, WORKER__MB_CONTROL_DONE);
+    ctl->result = result;
+    worker__mb_write_error(f, rc, rc ? m : NULL);
+    worker__mb_store(&f->state, WORKER__MB_CONTROL_DONE);
     ring_uplink();
+}
+
+/*
+ * Run an orchestration callable of the nested worker for a task of the
+ * parent: the inner run (simpler's inner_worker.run()). Waits on our own
+ * bell, which both the nested scheduler (inner completions) and the parent
+ * (SHUTDOWN) ring: if the parent shuts us down mid-run, the run is
+ * abandoned (*abandon) and the caller leaves through the shutdown path.
+ */
+static int run_nested(struct serve_ctx *sc, uint64_t callable, const void *blob,
+                      size_t len, char *m, size_t msize, bool *abandon)
+{
+    worker *n = sc->st->nested;
+    worker__mailbox *mb = sc->c->mb;
+    worker_job *job = NULL;
+    void *copy = NULL;
+    const char *jm;
+    int rc;
+
+    if (!n || callable >= n->n_orch_callables) {
+        snprintf(m, msize, "no orchestration callable with id %llu",
+                 (unsigned long long)callable);
+        return -EINVAL;
+    }
+    if (len && !(copy = malloc(len))) {
+        snprintf(m, msize, "out of memory");
+        return -ENOMEM;
+    }
+    if (len)
+        memcpy(copy, blob, len);
+    rc = worker__submit(n, (worker_orch_fn)n->orchs[callable].fn,
+                        n->orchs[callable].arg, copy, len, false, &job);
+    if (rc) {
+        /* The orchestration function's own failure, not wrapped. */
+        worker__fmt(m, msize, "%s", n->last_error);
+        free(copy);
+        return rc;
+    }
+    for (;;) {
+        uint32_t seq = worker__mb_load(&mb->frame[0].bell);
+
+        if (worker__job_done(job))
+            break;
+        if (shutdown_requested(mb)) {
+            *abandon = true;
+            return -ECANCELED; /* job and copy die with the process */
+        }
+        worker__futex_wait(&mb->frame[0].bell, seq, 0);
+    }
+    rc = worker__job_result(job, &jm);
+    if (rc)
+        snprintf(m, msize, "%s", jm);
+    worker_job_free(job);
+    free(copy);
+    return rc;
+}
+
+/* A task on frame 1: run it, write result and error tuple, then TASK_DONE.
+   Returns false when the task was abandoned for a shutdown. */
+static bool handle_task(struct serve_ctx *sc)
+{
+    worker__mailbox *mb = sc->c->mb;
+    worker__mb_frame *f = &mb->frame[1];
+    worker__mb_task *tk = worker__mb_task_of(f);
+    uint64_t seq = tk->seq, callable = f->subcmd, result = 0;
+    char m[WORKER_ERROR_MAX] = "", msg[WORKER_ERROR_MAX], pre[64];
+    bool abandon = false;
+    int rc, end;
+
+    rc = WORKER__FAULT(WORKER__FP_TASK_BEGIN, m, sizeof(m));
+    if (!rc) {
+        switch (sc->c->kind) {
+        case WORKER_CHILD_SUB: {
+            const struct worker__callable *cb;
+            if (callable >= sc->parent->n_sub_callables) {
+                snprintf(m, sizeof(m), "no sub callable with id %llu",
+                         (unsigned long long)callable);
+                rc = -EINVAL;
+                break;
+            }
+            cb = &sc->parent->subs[callable];
+            rc = ((worker_sub_fn)cb->fn)(cb->arg, tk->blob, tk->len, m, sizeof(m));
+            if (rc && !m[0])
+                snprintf(m, sizeof(m), "callable '%s' failed with code %d",
+                         cb->name, rc);
+            break;
+        }
+        case WORKER_CHILD_CHIP:
+            rc = worker__device_run(&sc->st->dev, (unsigned)callable, tk->kargs,
+                                    tk->nkargs > WORKER__MB_KARGS ? WORKER__MB_KARGS
+                                                                  : tk->nkargs,
+                                    &result, m, sizeof(m));
+            break;
+        case WORKER_CHILD_NEXT:
+            rc = run_nested(sc, callable, tk->blob,
+                            tk->len > WORKER__MB_BLOB_MAX ? WORKER__MB_BLOB_MAX : tk->len,
+                            m, sizeof(m), &abandon);
+            if (abandon)
+                return false;
+            break;
+        }
+    }
+    end = WORKER__FAULT(WORKER__FP_TASK_END, rc ? NULL : m, rc ? 0 : sizeof(m));
+    if (!rc && end)
+        rc = end;
+    /* Error chaining: one stable prefix per hop, the whole hop capped at
+       255 bytes by the message field. */
+    worker__child_prefix(sc->parent, sc->c, pre, sizeof(pre));
+    if (rc)
+        worker__fmt(msg, sizeof(msg), "%s%s", pre, m);
+    tk->result = result;
+    tk->done_seq = seq;
+    worker__mb_write_error(f, rc, rc ? msg : NULL);
+    worker__mb_store(&f->state, WORKER__MB_TASK_DONE);
+    ring_uplink();
+    return true;
 }
 
 /* Serve until SHUTDOWN (sticky word or state) or the parent's death.
    Spin briefly, then park on the bell: an idle child uses no CPU. */
-static void serve(worker__mailbox *mb)
+static void serve(struct serve_ctx *sc)
 {
+    worker__mailbox *mb = sc->c->mb;
+
     for (;;) {
         uint32_t seq = worker__mb_load(&mb->frame[0].bell);
-        uint32_t s;
 
-        if (worker__mb_load(&mb->frame[0].shutdown))
+        /* The sticky word first: a CONTROL_DONE of ours may have
+           overwritten a SHUTDOWN in the state word. */
+        if (shutdown_requested(mb))
             return;
-        s = worker__mb_load(&mb->frame[0].state);
-        if (s == WORKER__MB_SHUTDOWN)
-            return;
-        if (worker__self.parent_gone || getppid() != worker__self.ppid_before_fork)
-            return;
-        if (s == WORKER__MB_CONTROL_REQUEST) {
-            handle_control(mb);
+        if (worker__mb_load(&mb->frame[0].state) == WORKER__MB_CONTROL_REQUEST) {
+            handle_control(sc);
+            continue;
+        }
+        if (worker__mb_load(&mb->frame[1].state) == WORKER__MB_TASK_READY) {
+            if (!handle_task(sc))
+                return;
             continue;
         }
         for (int spin = 0; spin < 200; spin++) {
@@ -370,6 +566,17 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
     forget_siblings(parent, c);
     worker__self.uplink_fd = parent->doorbell_fd;
     worker__self.mailbox = c->mb;
+    if (c->nested) {
+        /* This process is single-threaded now: the nested worker's locks
+           may have been copied while another thread of the parent held
+           them. Fresh ones. */
+        worker *n = c->nested;
+        pthread_mutex_init(&n->lock, NULL);
+        pthread_mutex_init(&n->err_mu, NULL);
+        pthread_mutex_init(&n->close_mu, NULL);
+        pthread_mutex_init(&n->mu, NULL);
+        n->in_child = true;
+    }
 
     /* Parent death: the signal is lost if the parent died before prctl,
        so re-check against the pid captured before fork right after it. */
@@ -412,7 +619,7 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
     }
     if (must_stop()) {
         /* The cancel arrived during setup but after its last check. */
-        undo_setup(&st);
+        undo_setup(parent, &st);
         worker__child_exit(1);
     }
     c->mb->frame[0].depth = c->kind == WORKER_CHILD_CHIP ? st.dev.depth : 1;
@@ -420,15 +627,12 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
     ring_uplink();
     (void)WORKER__FAULT(WORKER__FP_AFTER_INIT_READY, msg, sizeof(msg));
 
-    serve(c->mb);
+    {
+        struct serve_ctx sc = { parent, c, &st };
+        serve(&sc);
+    }
 
     (void)WORKER__FAULT(WORKER__FP_SERVE_SHUTDOWN, msg, sizeof(msg));
-    rc = 0;
-    if (st.nested_ready) {
-        atomic_store(&st.nested->state, WORKER_CLOSED);
-        rc = worker__teardown(st.nested);
-        st.nested_ready = false;
-    }
-    undo_setup(&st);
+    rc = undo_setup(parent, &st);
     worker__child_exit(rc ? 1 : 0);
 }

@@ -59,8 +59,10 @@ enum worker__fault_point {
     WORKER__FP_ROLLBACK_AFTER_KILL,     /* parent: SIGKILL sent */
     WORKER__FP_CLOSE_BEGIN,         /* parent: close starts */
     WORKER__FP_CLOSE_AFTER_BROADCAST, /* parent: SHUTDOWN broadcast done */
-    WORKER__FP_TASK_BEGIN,          /* child: task taken (part 2) */
-    WORKER__FP_TASK_END,            /* child: before TASK_DONE (part 2) */
+    WORKER__FP_TASK_BEGIN,          /* child: task taken, before it runs;
+                                       fail = the task fails */
+    WORKER__FP_TASK_END,            /* child: task ran, before TASK_DONE;
+                                       fail = the task fails */
     WORKER__FP_CONTROL,             /* child: in the control handler */
     WORKER__FP_REAP,                /* parent: before reaping an exited child;
                                        fail = treat it as not reapable yet */
@@ -114,6 +116,26 @@ struct worker__self {
 
 extern struct worker__self worker__self;
 
+/* ---- dispatch (dispatch.c) ---- */
+
+struct worker__callable {
+    char name[WORKER_CALLABLE_NAME_MAX];
+    void *fn;                  /* worker_sub_fn or worker_orch_fn */
+    void *arg;
+};
+
+struct worker__task;          /* one submitted task (dispatch.c) */
+struct worker__ctl;           /* one control command in flight (dispatch.c) */
+
+/* A device memory region the parent knows of (devmem.c). */
+struct worker__region {
+    unsigned chip;
+    uint32_t id;               /* 0: the chip's base memory */
+    size_t size;
+    void *map;                 /* parent's mapping, NULL if not mapped */
+    char name[WORKER__NAME_MAX + 24];
+};
+
 /* ---- children ---- */
 
 enum worker__cstate {
@@ -144,6 +166,17 @@ struct worker__child {
     char nested_prefix[WORKER__NAME_MAX]; /* NEXT: its subtree's shm prefix */
     worker_script script;
     char script_msg[WORKER_ERROR_MAX];
+
+    /* Dispatch endpoint, parent side; guarded by the worker's mu and only
+       touched by its scheduler thread (and by submitters enqueueing). */
+    struct worker__task *q_head, *q_tail; /* this target's FIFO */
+    struct worker__task *inflight;        /* owns task frame 1 */
+    uint64_t seq;                         /* last dispatch number */
+    struct worker__ctl *ctl;              /* control command for this child */
+    bool ctl_issued;                      /* CONTROL_REQUEST stored */
+    bool dead;             /* exited (seen through its pidfd), not reaped */
+    bool poisoned;         /* unusable: dead, control timeout, bad frame */
+    char poison[WORKER_ERROR_MAX];        /* why, with the kind prefix */
 };
 
 /* ---- journal ---- */
@@ -160,23 +193,26 @@ struct worker__jentry {
 
 /* ---- the worker ----
  *
- * Where runtime part 2 (dispatch, issue 4) plugs in without reshaping this:
- * - frame 1 of every mailbox is the task frame (TASK_READY/TASK_DONE with
- *   the error tuple first), and the child's serve loop already parks on the
- *   bell that a parent store rings; a task handler goes next to
- *   handle_control() in child.c (points task_begin/task_end exist);
- * - the progress owner waits exactly like the barrier: one ppoll over the
- *   doorbell eventfd (children ring it after TASK_DONE/CONTROL_DONE) and the
- *   pidfds of the children with work in flight, so a child that dies
- *   mid-task is seen at once with its wait status (no liveness period);
- * - sub callbacks are registered before init (fork copies the table), like
- *   opt.sub_init; chip kernels are device.h's table; next-level targets are
- *   the stable ids worker_add_child() returns;
- * - a scheduler thread, if any, starts after the last fork of worker__start.
+ * Dispatch (dispatch.c) in one paragraph: frame 1 of every mailbox is the
+ * task frame. The scheduler thread (started after the last fork of
+ * worker__start, one per READY worker, also inside next-level children) is
+ * the single progress owner: it alone stores TASK_READY / CONTROL_REQUEST
+ * and reads TASK_DONE / CONTROL_DONE. It waits in one ppoll over the
+ * doorbell eventfd (children ring it after every DONE), the kick eventfd
+ * (submitters ring it when it is parked) and the pidfds of every live
+ * child, with the nearest control deadline as timeout: an idle tree parks,
+ * and a child that dies is seen at once with its wait status (peeked with
+ * WNOWAIT; close() reaps it). Callers enqueue under mu and wait on the
+ * `progress` futex word.
  */
 
 struct worker {
     worker_options opt;
+    /* Callables, frozen at init (copied into the children by fork). */
+    struct worker__callable subs[WORKER_MAX_CALLABLES];
+    unsigned n_sub_callables;
+    struct worker__callable orchs[WORKER_MAX_CALLABLES];
+    unsigned n_orch_callables;
     worker_script *sub_scripts;
     worker_script *chip_scripts;
     char (*sub_msgs)[WORKER_ERROR_MAX];  /* copied script texts */
@@ -195,6 +231,7 @@ struct worker {
     unsigned n_next;
 
     bool is_root;
+    bool in_child;              /* the nested copy inside its next-level child */
     bool owns_gates;
     worker_gates *gates;
 
@@ -216,9 +253,86 @@ struct worker {
     struct worker__jentry journal[WORKER__JOURNAL_MAX];
 
     worker_rollback_report rollback;
+    worker_rollback_report close_report;
     char last_error[512];
+    char startup_error[512];    /* the failed epoch's message, immutable */
+    int epoch_rc;               /* what the last init epoch returned */
     pthread_mutex_t lock;       /* guards state transitions vs close() */
+    pthread_mutex_t err_mu;     /* serialises writers of last_error */
+    pthread_mutex_t close_mu;   /* one close() at a time */
+
+    /* ---- dispatch (dispatch.c) ----
+     * Lock order: lock (lifecycle) before mu. Everything below and the
+     * endpoint fields of the children are guarded by mu. */
+    pthread_mutex_t mu;
+    bool mu_ready;
+    bool sched_running;         /* the scheduler thread exists */
+    bool sched_stop;            /* asked to stop */
+    bool sched_parked;          /* in ppoll: a submitter must kick */
+    pthread_t sched;
+    int kick_fd;                /* eventfd submitters ring, -1 */
+    /* Futex word bumped on every completion; waiters park on it. */
+    _Atomic uint32_t progress;
+    _Atomic uint32_t n_waiters;
+    _Atomic uint32_t n_task_waiters; /* worker_task_wait callers */
+    /* Also bumped and woken on every completion (a next-level child's own
+       mailbox bell, so its serve loop waits for the inner run and for the
+       parent's SHUTDOWN at once); NULL in a root. */
+    _Atomic uint32_t *wake_also;
+    struct worker_job *jobs;    /* every job not freed */
+    unsigned jobs_pending;      /* jobs not done */
+    unsigned ops;               /* orchestration functions running */
+    struct worker__task *anyq_head, *anyq_tail; /* WORKER_ANY sub tasks */
+
+    /* ---- device memory (devmem.c), guarded by mu ---- */
+    struct worker__region *regions;
+    size_t n_regions, cap_regions;
 };
+
+/* dispatch.c */
+/* Set up the dispatch state of a worker (mutex). 0 or -errno. */
+int worker__dispatch_init(worker *w);
+void worker__dispatch_destroy(worker *w);
+/* Start the scheduler thread: after the last fork of the epoch. */
+int worker__sched_start(worker *w);
+/* Stop and join it; controls in flight fail with -ESHUTDOWN. With
+   `abandon`, queued and in-flight tasks fail too (forced teardown). */
+void worker__sched_stop(worker *w, bool abandon);
+/* Wait until no orchestration function runs and every job is done, or the
+   deadline: 0 or -ETIMEDOUT (message names what is left). */
+int worker__dispatch_drain(worker *w, int64_t deadline_ns, char *msg,
+                           size_t msg_size);
+/* Free every job (worker_free). */
+void worker__jobs_free(worker *w);
+/* Internal run start (a next-level child's task handler): like
+   worker_submit with an argument blob; no admission wait. */
+int worker__submit(worker *w, worker_orch_fn fn, void *arg, const void *args,
+                   size_t len, bool counted, worker_job **ret);
+/* True on a thread running an orchestration function of w. */
+bool worker__in_run_of(const worker *w);
+bool worker__job_done(worker_job *job);
+int worker__job_result(worker_job *job, const char **msg);
+/* Send a control command and wait (caller's thread). */
+int worker__control(worker *w, struct worker__child *c, unsigned cmd,
+                    uint64_t arg, int64_t deadline_ns, uint64_t *result,
+                    char *msg, size_t msg_size);
+/* Admission of an operation that needs READY: waits for an init in
+   progress. 0, or the code to return (message set). */
+int worker__admit(worker *w, const char *what);
+/* The kind prefix of error text from child c: "sub_worker: ",
+   "chip dev=N: ", "child_worker level=L: ". */
+void worker__child_prefix(const worker *w, const struct worker__child *c,
+                          char *buf, size_t size);
+struct worker__child *worker__find_child(worker *w, worker_child_kind kind,
+                                         unsigned index);
+
+/* devmem.c */
+/* After teardown: report (and per policy keep or drop) regions the caller
+   never freed; unmaps base mappings. Appends to msg. */
+void worker__devmem_close(worker *w, char *msg, size_t msg_size);
+/* Names close() must not sweep (kept leaks). */
+size_t worker__devmem_protect(worker *w, const char **names, size_t max);
+void worker__devmem_free_all(worker *w);
 
 /* tree.c: fork, barrier, rollback, reap, close of one worker's children. */
 /* Run one startup epoch (fork groups + barriers); on failure roll back.
@@ -228,8 +342,13 @@ int worker__start(worker *w);
 int worker__teardown(worker *w);
 /* True while children are alive or the journal holds entries. */
 bool worker__has_live_resources(const worker *w);
-/* Init of a nested worker inside a next-level child (no lock, no threads). */
+/* Init of a nested worker inside a next-level child (no lock). */
 int worker__init_nested(worker *w);
+/* "exited with code N", "killed by signal N (NAME)". */
+void worker__describe_status(int status, char *buf, size_t size);
+/* Liveness: has child c exited? Peeks (WNOWAIT, never reaps) and fills
+   *status. */
+bool worker__child_exited(struct worker__child *c, int *status);
 
 /* child.c */
 _Noreturn void worker__child_main(worker *parent, struct worker__child *c,

@@ -4,14 +4,22 @@
  * simpler's admission rules.
  *
  * Admission table (worker_init):
- *   NEW           -> INITIALIZING, run the epoch
- *   INITIALIZING  -> -EINPROGRESS "already in progress"
+ *   NEW           -> INITIALIZING, run the epoch (after the eligible-target
+ *                    precheck: -EINVAL and still NEW if it fails)
+ *   INITIALIZING  -> wait for the epoch, return its outcome (0, or the
+ *                    original failure's code; -EINPROGRESS only from the
+ *                    initializing thread itself)
  *   READY         -> -EALREADY    "already initialized"
  *   FAILED        -> -EPERM       "startup failed; close this worker and create a new one"
  *   CLOSED        -> -ESHUTDOWN   "worker is closed"
  *   attached      -> -EPERM       "attached as a child"
- * worker_close: any -> CLOSED at once (absorbing); teardown runs when live
- * resources remain; the journal is retried on every call.
+ * Operations that need READY (run, control, device memory) follow the same
+ * table through worker__admit(): they wait for an epoch in progress and
+ * get its outcome; NEW is -EPERM "not initialized". Registration and
+ * add_child need NEW (the topology and callables are frozen at init).
+ * worker_close: any -> CLOSED at once (absorbing); in-flight runs are
+ * drained; teardown runs when live resources remain; the journal is
+ * retried on every call.
  */
 #include <errno.h>
 #include <math.h>
@@ -170,8 +178,12 @@ int worker_options_validate(const worker_options *opt, char *msg, size_t msg_siz
         BAD("chips (device ids) are rejected at level >= 4 (level %d)", opt->level);
     if ((rc = check_timeout("startup_timeout_s", opt->startup_timeout_s, msg, msg_size)) ||
         (rc = check_timeout("rollback_timeout_s", opt->rollback_timeout_s, msg, msg_size)) ||
-        (rc = check_timeout("close_timeout_s", opt->close_timeout_s, msg, msg_size)))
+        (rc = check_timeout("close_timeout_s", opt->close_timeout_s, msg, msg_size)) ||
+        (rc = check_timeout("drain_timeout_s", opt->drain_timeout_s, msg, msg_size)))
         return rc;
+    if (opt->device_leaks != WORKER_DEVICE_LEAKS_RECLAIM &&
+        opt->device_leaks != WORKER_DEVICE_LEAKS_KEEP)
+        BAD("device_leaks must be RECLAIM or KEEP (got %d)", (int)opt->device_leaks);
     if (opt->chip_memory_bytes &&
         (opt->chip_memory_bytes < 4096 || opt->chip_memory_bytes > (1u << 30)))
         BAD("chip_memory_bytes must be 4096..%u (got %zu)", 1u << 30,
@@ -239,7 +251,12 @@ int worker_new(worker **ret, const worker_options *opt)
         return -ENOMEM;
     w->opt = *opt;
     w->doorbell_fd = -1;
+    w->kick_fd = -1;
     pthread_mutex_init(&w->lock, NULL);
+    pthread_mutex_init(&w->err_mu, NULL);
+    pthread_mutex_init(&w->close_mu, NULL);
+    if (worker__dispatch_init(w))
+        goto nomem;
     atomic_init(&w->state, WORKER_NEW);
     if (opt->num_subs) {
         w->sub_scripts = calloc(opt->num_subs, sizeof(*w->sub_scripts));
@@ -373,6 +390,32 @@ static int load_faults(worker *w)
     return 0;
 }
 
+/* Every registered callable must have somewhere to run (simpler's
+   TestEligibleTargetPrecheck): checked over the whole tree before anything
+   is forked. */
+static int check_targets(worker *root, const worker *w)
+{
+    int rc;
+
+    if (w->n_sub_callables && w->opt.num_subs == 0) {
+        worker__set_error(root, "sub callable '%s' (id 0) of the level-%d worker "
+                          "has no eligible dispatch target: it needs sub workers "
+                          "(num_subs)", w->subs[0].name, w->opt.level);
+        return -EINVAL;
+    }
+    if (w->n_orch_callables && !w->parent && w->n_sub_callables == 0 &&
+        w->opt.num_subs + w->opt.num_chips + w->n_next == 0) {
+        worker__set_error(root, "orchestration callable '%s' of the level-%d worker "
+                          "has no eligible dispatch target: the worker has no "
+                          "children", w->orchs[0].name, w->opt.level);
+        return -EINVAL;
+    }
+    for (unsigned i = 0; i < w->n_next; i++)
+        if ((rc = check_targets(root, w->next[i])))
+            return rc;
+    return 0;
+}
+
 int worker_init(worker *w)
 {
     int rc;
@@ -385,9 +428,22 @@ int worker_init(worker *w)
     if (w->parent) {
         worker__set_error(w, "a worker attached as a child is initialized by its parent");
         rc = -EPERM;
-    } else if (st == WORKER_INITIALIZING) {
+    } else if (st == WORKER_INITIALIZING && gettid() == w->init_tid) {
         worker__set_error(w, "init already in progress");
         rc = -EINPROGRESS;
+    } else if (st == WORKER_INITIALIZING) {
+        /* Another thread runs the epoch: wait for it and take its outcome,
+           so every caller sees the same original failure (not "in
+           progress"). last_error already holds its text; startup_error
+           keeps it for good. */
+        while (atomic_load(&w->init_running)) {
+            pthread_mutex_unlock(&w->lock);
+            worker__futex_wait(&w->init_running, 1, 0);
+            pthread_mutex_lock(&w->lock);
+        }
+        rc = w->epoch_rc;
+        pthread_mutex_unlock(&w->lock);
+        return rc;
     } else if (st == WORKER_READY) {
         worker__set_error(w, "already initialized");
         rc = -EALREADY;
@@ -397,8 +453,8 @@ int worker_init(worker *w)
     } else if (st == WORKER_CLOSED) {
         worker__set_error(w, "worker is closed");
         rc = -ESHUTDOWN;
-    } else {
-        rc = check_sigchld(w);
+    } else if (!(rc = check_sigchld(w))) {
+        rc = check_targets(w, w);
     }
     if (rc) {
         pthread_mutex_unlock(&w->lock);
@@ -432,6 +488,9 @@ int worker_init(worker *w)
        epoch re-checked the cancel flag before returning 0, and a cancel that
        lands after that check finds READY and closes the tree normally. */
     pthread_mutex_lock(&w->lock);
+    w->epoch_rc = rc;
+    if (rc)
+        snprintf(w->startup_error, sizeof(w->startup_error), "%s", w->last_error);
     if (atomic_load(&w->state) == WORKER_INITIALIZING)
         atomic_store(&w->state, rc ? WORKER_FAILED : WORKER_READY);
     atomic_store(&w->init_running, 0);
@@ -466,16 +525,14 @@ int worker__init_nested(worker *w)
 
 /* ---- close ---- */
 
-int worker_close(worker *w)
+/* close() with close_mu held. force: runs that do not drain are abandoned
+   (worker_free). */
+static int close_locked(worker *w, bool force)
 {
+    char msg[512] = "";
+    bool sched;
     int rc = 0;
 
-    if (!w)
-        return -EINVAL;
-    if (w->parent) {
-        worker__set_error(w, "a worker attached as a child is closed by its parent");
-        return -EPERM;
-    }
     pthread_mutex_lock(&w->lock);
     if (atomic_load(&w->init_running)) {
         if (gettid() == w->init_tid) {
@@ -505,14 +562,69 @@ int worker_close(worker *w)
         }
         pthread_mutex_lock(&w->lock);
     }
+    /* CLOSED first: from here no run, control or device call is admitted,
+       while the runs already admitted keep submitting and draining. */
     atomic_store(&w->state, WORKER_CLOSED);
-    if (worker__has_live_resources(w))
+    pthread_mutex_unlock(&w->lock);
+
+    pthread_mutex_lock(&w->mu);
+    sched = w->sched_running;
+    pthread_mutex_unlock(&w->mu);
+    if (sched) {
+        int64_t deadline = worker__now_ns() + worker__s_to_ns(w->opt.drain_timeout_s);
+
+        /* The lifecycle lock is not held while draining: an orchestration
+           function that calls back into the worker must be refused, not
+           blocked until the drain gives up. */
+        if (worker__dispatch_drain(w, deadline, msg, sizeof(msg)) && !force) {
+            worker__set_error(w, "close: %s after %gs; teardown deferred to the "
+                              "next close()", msg, w->opt.drain_timeout_s);
+            return -ETIMEDOUT;
+        }
+        /* Controls in flight fail with -ESHUTDOWN; with force, tasks too. */
+        worker__sched_stop(w, force);
+        msg[0] = '\0';
+    }
+
+    pthread_mutex_lock(&w->lock);
+    if (worker__has_live_resources(w)) {
         rc = worker__teardown(w);
+        if (!rc && w->last_error[0] && strncmp(w->last_error, "close: ", 7) == 0)
+            snprintf(msg, sizeof(msg), "%s", w->last_error);
+    }
+    if (!rc) {
+        /* Device memory the caller never freed: named (and per policy
+           reclaimed or kept for a leak checker). */
+        size_t had = strlen(msg);
+        worker__devmem_close(w, msg, sizeof(msg));
+        if (strlen(msg) != had)
+            worker__set_error(w, "%s%s", strncmp(msg, "close: ", 7) ? "close: " : "", msg);
+    }
     if (w->doorbell_fd >= 0 && !worker__has_live_resources(w)) {
         close(w->doorbell_fd);
         w->doorbell_fd = -1;
     }
     pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+int worker_close(worker *w)
+{
+    int rc;
+
+    if (!w)
+        return -EINVAL;
+    if (w->parent) {
+        worker__set_error(w, "a worker attached as a child is closed by its parent");
+        return -EPERM;
+    }
+    if (worker__in_run_of(w)) {
+        worker__set_error(w, "close from within a run of this worker");
+        return -EDEADLK;
+    }
+    pthread_mutex_lock(&w->close_mu);
+    rc = close_locked(w, false);
+    pthread_mutex_unlock(&w->close_mu);
     return rc;
 }
 
@@ -524,7 +636,12 @@ static void free_tree(worker *w)
         worker_gates_free(w->gates);
     if (w->doorbell_fd >= 0)
         close(w->doorbell_fd);
+    worker__jobs_free(w);
+    worker__devmem_free_all(w);
+    worker__dispatch_destroy(w);
     pthread_mutex_destroy(&w->lock);
+    pthread_mutex_destroy(&w->err_mu);
+    pthread_mutex_destroy(&w->close_mu);
     free(w->sub_scripts);
     free(w->sub_msgs);
     free(w->chip_scripts);
@@ -539,8 +656,16 @@ void worker_free(worker *w)
         return;
     if (w->parent)
         return; /* owned by its parent; freed with it */
-    if (atomic_load(&w->state) != WORKER_NEW || worker__has_live_resources(w))
-        worker_close(w);
+    if (atomic_load(&w->state) != WORKER_NEW || worker__has_live_resources(w) ||
+        w->sched_running) {
+        if (worker_close(w) != 0 && !worker__in_run_of(w)) {
+            /* Runs that did not drain (or a journal that did not clear):
+               abandon them and tear down anyway, once more. */
+            pthread_mutex_lock(&w->close_mu);
+            close_locked(w, true);
+            pthread_mutex_unlock(&w->close_mu);
+        }
+    }
     if (faults_owner == w) {
         /* The table may point at gates this worker owned. */
         worker__faults_reset();
@@ -600,6 +725,21 @@ int worker_chip_pipeline_depth(const worker *w, unsigned index)
 worker *worker_next_child(worker *w, unsigned id)
 {
     return w && id < w->n_next ? w->next[id] : NULL;
+}
+
+const char *worker_startup_error(const worker *w)
+{
+    return w ? w->startup_error : "";
+}
+
+int worker_last_close(const worker *w, worker_rollback_report *out)
+{
+    if (!w || !out)
+        return -EINVAL;
+    if (!w->close_report.happened)
+        return -ENOENT;
+    *out = w->close_report;
+    return 0;
 }
 
 int worker_last_rollback(const worker *w, worker_rollback_report *out)

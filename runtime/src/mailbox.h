@@ -7,7 +7,7 @@
  *   frame 0  base/control frame: startup handshake (INIT_READY/INIT_FAILED),
  *            control commands, SHUTDOWN, the sticky shutdown word and the
  *            child's wake-up bell;
- *   frame 1  task frame (dispatch, runtime part 2).
+ *   frame 1  task frame: TASK_READY / TASK_DONE (overlay worker__mb_task).
  *
  * Frame layout (offsets are part of the format, checked below):
  *
@@ -92,6 +92,58 @@ _Static_assert(offsetof(worker__mb_frame, bell) == 36, "bell at 36");
 _Static_assert(offsetof(worker__mb_frame, args) == WORKER__MB_ARGS_OFF, "args");
 _Static_assert(offsetof(worker__mb_frame, msg) == WORKER__MB_MSG_OFF, "msg");
 _Static_assert(sizeof(worker__mb_frame) == WORKER__MB_FRAME_SIZE, "frame size");
+
+/*
+ * Overlays of the args area.
+ *
+ * Task frame (frame 1): the parent writes seq, the callable/kernel id (in
+ * subcmd), kernel arguments or the argument blob, clears the error tuple,
+ * then release-stores TASK_READY. The child writes result, done_seq (= the
+ * seq it served) and the error tuple, then release-stores TASK_DONE. The
+ * parent checks done_seq against the seq it dispatched (a late or stale
+ * publication poisons the endpoint) and stores IDLE.
+ *
+ * Control (frame 0): subcmd is the control sub-command, arg its argument;
+ * the child writes result and the error tuple before CONTROL_DONE.
+ */
+#define WORKER__MB_KARGS 6u
+
+typedef struct worker__mb_task {
+    uint64_t seq;
+    uint64_t done_seq;
+    uint64_t result;
+    uint32_t nkargs;
+    uint32_t len;
+    uint64_t kargs[WORKER__MB_KARGS];
+    uint8_t blob[];
+} worker__mb_task;
+
+#define WORKER__MB_BLOB_MAX (WORKER__MB_ARGS_SIZE - sizeof(worker__mb_task))
+
+typedef struct worker__mb_ctl {
+    uint64_t arg;
+    uint64_t result;
+} worker__mb_ctl;
+
+_Static_assert(offsetof(worker__mb_task, kargs) == 32, "kargs at args+32");
+_Static_assert(sizeof(worker__mb_task) == 80, "task header is 80 bytes");
+_Static_assert(sizeof(worker__mb_ctl) <= WORKER__MB_ARGS_SIZE, "control overlay");
+
+static inline worker__mb_task *worker__mb_task_of(worker__mb_frame *f)
+{
+    return (worker__mb_task *)(void *)f->args;
+}
+
+static inline worker__mb_ctl *worker__mb_ctl_of(worker__mb_frame *f)
+{
+    return (worker__mb_ctl *)(void *)f->args;
+}
+
+/* Internal control sub-commands (the public ones are in worker.h). */
+enum {
+    WORKER__CTRL_DEV_ALLOC = 1, /* chip: arg = bytes; result = region id */
+    WORKER__CTRL_DEV_FREE = 2,  /* chip: arg = region id */
+};
 
 typedef struct worker__mailbox {
     worker__mb_frame frame[WORKER__MB_FRAMES];

@@ -34,7 +34,7 @@
 
 /* ---- helpers ---- */
 
-static void describe_status(int status, char *buf, size_t size)
+void worker__describe_status(int status, char *buf, size_t size)
 {
     if (status < 0)
         snprintf(buf, size, "reaped elsewhere");
@@ -60,6 +60,29 @@ static int status_from_siginfo(const siginfo_t *si)
     default:
         return -1;
     }
+}
+
+bool worker__child_exited(struct worker__child *c, int *status)
+{
+    siginfo_t si;
+
+    if (c->reaped) {
+        *status = c->wait_status;
+        return true;
+    }
+    memset(&si, 0, sizeof(si));
+    /* WNOWAIT: only look. The zombie keeps pinning its pid and process
+       group until close() reaps it (with the group kill). */
+    if (waitid(P_PIDFD, (id_t)c->pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
+        if (errno == EINTR)
+            return false;
+        *status = -1; /* ECHILD: reaped behind our back */
+        return true;
+    }
+    if (si.si_pid == 0)
+        return false;
+    *status = status_from_siginfo(&si);
+    return true;
 }
 
 static int64_t kill_reserve(double budget_s)
@@ -323,13 +346,20 @@ static void drive_journal(worker *w)
 
 static void sweep_namespace(worker *w)
 {
-    const char *protect[WORKER__JOURNAL_MAX];
+    const char *protect[WORKER__JOURNAL_MAX + 256];
     size_t n = 0;
 
     if (!w->prefix[0])
         return;
     for (size_t i = 0; i < w->n_journal; i++)
         protect[n++] = w->journal[i].c.shm_name;
+    /* Device memory the caller never freed, kept on purpose (policy KEEP):
+       the caller's leak, for a leak checker to see. */
+    if (w->mu_ready) {
+        pthread_mutex_lock(&w->mu);
+        n += worker__devmem_protect(w, protect + n, 256);
+        pthread_mutex_unlock(&w->mu);
+    }
     worker__shm_sweep(w->prefix, protect, n);
 }
 
@@ -451,7 +481,7 @@ static int barrier_fail_exited(worker *w, struct worker__child *c)
         worker__set_error(w, "%s failed during init: %s", who, c->mb->frame[0].msg);
         return -EIO;
     }
-    describe_status(c->wait_status, st, sizeof(st));
+    worker__describe_status(c->wait_status, st, sizeof(st));
     worker__set_error(w, "%s exited during init before signalling ready (%s)", who, st);
     return -EIO;
 }
@@ -697,6 +727,9 @@ int worker__start(worker *w)
         rc = -ETIMEDOUT;
         goto fail;
     }
+    /* The first thread of the tree: after the last fork of the epoch. */
+    if ((rc = worker__sched_start(w)))
+        goto fail;
     return 0;
 
 fail:
@@ -744,8 +777,33 @@ int worker__teardown(worker *w)
     reap_orphans(w, deadline);
 
     abnormal[0] = '\0';
+    memset(&w->close_report, 0, sizeof(w->close_report));
+    w->close_report.happened = n_children_set > 0;
     for (size_t i = 0; i < n_children_set; i++) {
         struct worker__child *c = set[i];
+        worker_rollback_report *r = &w->close_report;
+        worker_rollback_entry *e = &r->entries[r->n++];
+
+        e->kind = c->kind;
+        e->index = c->index;
+        e->pid = c->pid;
+        e->wait_status = c->wait_status;
+        /* What the child left in its base state word: e.g. a CONTROL_DONE
+           that overwrote SHUTDOWN (the sticky word ended it anyway). */
+        e->mailbox_state = c->mb ? worker__mb_load(&c->mb->frame[0].state) : 0;
+        if (!c->reaped) {
+            e->disposition = WORKER_DISP_JOURNALED;
+            r->journaled++;
+        } else if (c->dead) {
+            e->disposition = WORKER_DISP_EXITED;
+            r->exited++;
+        } else if (c->sigkill_sent) {
+            e->disposition = WORKER_DISP_KILLED;
+            r->killed++;
+        } else {
+            e->disposition = WORKER_DISP_GRACEFUL;
+            r->graceful++;
+        }
         if (!c->reaped) {
             journal_child(w, c);
             continue;
@@ -757,7 +815,7 @@ int worker__teardown(worker *w)
                                     c->index, (int)c->pid);
         else if (c->wait_status != 0 && off < sizeof(abnormal) - 64) {
             char st[64];
-            describe_status(c->wait_status, st, sizeof(st));
+            worker__describe_status(c->wait_status, st, sizeof(st));
             off += (size_t)snprintf(abnormal + off, sizeof(abnormal) - off,
                                     "%s%s %u (pid %d) %s", off ? "; " : "",
                                     worker_child_kind_name(c->kind), c->index,

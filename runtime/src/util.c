@@ -6,6 +6,7 @@
 #include <linux/futex.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -64,11 +65,17 @@ void worker__futex_wake(_Atomic uint32_t *word, int n)
 
 void worker__set_error(worker *w, const char *fmt, ...)
 {
+    char buf[sizeof(w->last_error)];
     va_list ap;
 
+    /* Format first (the arguments may point into last_error itself), then
+       copy under the lock so two threads never interleave their text. */
     va_start(ap, fmt);
-    vsnprintf(w->last_error, sizeof(w->last_error), fmt, ap);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
+    pthread_mutex_lock(&w->err_mu);
+    memcpy(w->last_error, buf, sizeof(buf));
+    pthread_mutex_unlock(&w->err_mu);
 }
 
 void worker__fmt(char *buf, size_t size, const char *fmt, ...)
