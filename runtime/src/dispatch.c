@@ -257,6 +257,7 @@ static void task_finish(worker *w, struct worker__task *t, bool ok, int rc,
 
     t->state = ok ? T_DONE : T_FAILED;
     job->n_done++;
+    w->tasks_finished++;
     if (!ok && !job->failed) {
         job->failed = true;
         job->err_rc = rc;
@@ -577,11 +578,13 @@ static void pump_any(worker *w)
     }
 }
 
-/* One pass over every endpoint. Returns true if a waiter should wake. */
+/* Collect every completion, then dispatch. Returns true if a waiter
+   should wake. */
 static bool progress(worker *w, int64_t now)
 {
     bool wake = false;
     uint32_t pending_before = w->jobs_pending;
+    uint64_t finished;
 
     for (size_t i = 0; i < w->n_children; i++) {
         struct worker__child *c = &w->children[i];
@@ -599,11 +602,21 @@ static bool progress(worker *w, int64_t now)
             if (c->ctl == NULL)
                 wake = true;
         }
-        pump_endpoint(w, c);
     }
-    if (w->anyq_head)
-        pump_any(w);
-    /* Pumping can finish tasks (poisoned ones) and so finish jobs. */
+    /* Pumping finishes poisoned tasks, which can make a task at the head
+       of a target already pumped in this pass dispatchable (or poisoned):
+       repeat until a pass finishes nothing, so no decision waits for a
+       wake-up that will never come. */
+    do {
+        finished = w->tasks_finished;
+        for (size_t i = 0; i < w->n_children; i++) {
+            struct worker__child *c = &w->children[i];
+            if (c->cstate == WORKER__C_READY && !c->reaped && c->mb)
+                pump_endpoint(w, c);
+        }
+        if (w->anyq_head)
+            pump_any(w);
+    } while (w->tasks_finished != finished);
     if (w->jobs_pending != pending_before)
         wake = true;
     return wake;
@@ -1158,6 +1171,16 @@ int worker_job_fail(worker_job *job, int rc, const char *fmt, ...)
 
 /* ---- tasks ---- */
 
+/* A failed submit's message becomes the job's orchestration error unless
+   the function records its own: an orchestration function that returns the
+   submit's code reports the submit's text (not "function failed"). */
+static void note_submit_error(worker_job *job)
+{
+    if (current_job == job && !job->orch_error[0])
+        worker__fmt(job->orch_error, sizeof(job->orch_error), "%s",
+                    job->w->last_error);
+}
+
 static int bad_task(worker *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -1233,10 +1256,11 @@ int worker_submit_task(worker_job *job, const worker_task *desc)
     if (!job || !desc)
         return -EINVAL;
     w = job->w;
-    if ((rc = resolve(w, desc, &ep)))
+    if ((rc = resolve(w, desc, &ep)) ||
+        (desc->ndeps && !desc->deps && (rc = bad_task(w, "deps is NULL")))) {
+        note_submit_error(job);
         return rc;
-    if (desc->ndeps && !desc->deps)
-        return bad_task(w, "deps is NULL");
+    }
     if (desc->args_len && (desc->kind != WORKER_CHILD_CHIP)) {
         if (!(blob = malloc(desc->args_len)))
             return -ENOMEM;
@@ -1336,8 +1360,12 @@ unlock:
                           "has returned");
     else if (rc == -EINVAL)
         worker__set_error(w, "submit: dependency is not an earlier task of this run");
-    else if (rc < 0 && rc != -ENOMEM && job->failed)
+    else if (rc == -ENOMEM)
+        worker__set_error(w, "submit: out of memory");
+    else if (rc < 0 && job->failed)
         worker__set_error(w, "%s", job->error);
+    if (rc < 0)
+        note_submit_error(job);
     return rc;
 }
 

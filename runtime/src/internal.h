@@ -282,6 +282,7 @@ struct worker {
     struct worker_job *jobs;    /* every job not freed */
     unsigned jobs_pending;      /* jobs not done */
     unsigned ops;               /* orchestration functions running */
+    uint64_t tasks_finished;    /* terminal transitions, ever */
     struct worker__task *anyq_head, *anyq_tail; /* WORKER_ANY sub tasks */
 
     /* ---- device memory (devmem.c), guarded by mu ---- */
