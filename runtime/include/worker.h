@@ -217,8 +217,11 @@ typedef struct worker_options {
        worker_fault_point_name(). ACTION is delay(ms), hang, fail(msg),
        exit(n), sigterm, sigkill, signal_parent(sig), gate_wait(i),
        gate_open(i), gate_fail(i) (fail while gate i is closed). A fail at a
-       child's setup point fails its init; at the parent's "reap" point it
-       makes an exited child count as not reapable yet (it is journaled).
+       child's setup point fails its init; at task_begin / task_end it
+       fails the task (with the child's prefix); at control it fails the
+       command; at the parent's "reap" point it makes an exited child count
+       as not reapable yet (it is journaled). init_wait fires in the root
+       when a caller starts waiting for a startup epoch in progress.
        Points run in the process whose role matches: child points (setup_*,
        after_init_*, serve_shutdown, task_*, control) in the child, the
        others in the worker that owns the children ("root", or "next.1" for

@@ -872,6 +872,7 @@ int worker__admit(worker *w, const char *what)
         /* Wait for the startup epoch and take its outcome (simpler §1.7:
            parked callers are woken with the original failure). */
         pthread_mutex_unlock(&w->lock);
+        (void)WORKER__FAULT(WORKER__FP_INIT_WAIT, NULL, 0);
         while (atomic_load(&w->init_running))
             worker__futex_wait(&w->init_running, 1, 0);
         pthread_mutex_lock(&w->lock);

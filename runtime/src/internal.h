@@ -66,6 +66,9 @@ enum worker__fault_point {
     WORKER__FP_CONTROL,             /* child: in the control handler */
     WORKER__FP_REAP,                /* parent: before reaping an exited child;
                                        fail = treat it as not reapable yet */
+    WORKER__FP_INIT_WAIT,           /* parent: a caller (init, run, control,
+                                       device call) starts waiting for a
+                                       startup epoch in progress */
     WORKER__FP_COUNT
 };
 

@@ -403,13 +403,6 @@ static int check_targets(worker *root, const worker *w)
                           "(num_subs)", w->subs[0].name, w->opt.level);
         return -EINVAL;
     }
-    if (w->n_orch_callables && !w->parent && w->n_sub_callables == 0 &&
-        w->opt.num_subs + w->opt.num_chips + w->n_next == 0) {
-        worker__set_error(root, "orchestration callable '%s' of the level-%d worker "
-                          "has no eligible dispatch target: the worker has no "
-                          "children", w->orchs[0].name, w->opt.level);
-        return -EINVAL;
-    }
     for (unsigned i = 0; i < w->n_next; i++)
         if ((rc = check_targets(root, w->next[i])))
             return rc;
@@ -438,6 +431,7 @@ int worker_init(worker *w)
            keeps it for good. */
         while (atomic_load(&w->init_running)) {
             pthread_mutex_unlock(&w->lock);
+            (void)WORKER__FAULT(WORKER__FP_INIT_WAIT, NULL, 0);
             worker__futex_wait(&w->init_running, 1, 0);
             pthread_mutex_lock(&w->lock);
         }

@@ -5,16 +5,33 @@
  * under the fixture's guard.
  *
  * Adapted or dropped, one line each:
- * - run()/register()/submit() arrive with runtime part 2 (issue 4): the happy
- *   paths count sub init hooks in shared memory instead of a run();
- *   run_does_not_start_hierarchy, register_* and all_waiters_get_same_original_
- *   failure are dropped until then.
+ * - Callables are C functions registered before init (fork copies the
+ *   table), so register() cannot block during INITIALIZING and complete
+ *   later: register_blocks_during_initializing_then_completes becomes
+ *   register_rejected_during_initializing (like add_worker) plus
+ *   run_blocks_during_initializing_then_completes (a run from another
+ *   thread waits for the epoch); init_failure_wakes_register_waiter_with_
+ *   startup_error becomes init_failure_wakes_run_waiter_with_startup_error.
+ * - all_waiters_get_same_original_failure: the parked callers are three
+ *   concurrent worker_init() calls and a run; "the same object" is the same
+ *   code and the same text (worker_startup_error()).
+ * - two_concurrent_l2_init_serialize_on_epoch: superseded: a second init()
+ *   from another thread waits for the epoch and gets its outcome, not "in
+ *   progress" (all_waiters_get_same_original_failure).
  * - TestLevel2Lifecycle: L2 (an in-process chip) is out of scope (levels L3+);
  *   its close() contract cases are ported on L3 (close_without_init_is_noop,
  *   reap_deadline_starts_after_shutdown_broadcast,
- *   reap_child_groups_stuck_child_no_starvation); Python-interrupt and
+ *   reap_child_groups_stuck_child_no_starvation); the run/submit/wait and
+ *   drain cases on L3 live in test_dispatch.c; Python-interrupt and
  *   thread-affinity cases have no C counterpart.
- * - TestEligibleTargetPrecheck: needs registered callables (issue 4).
+ * - TestEligibleTargetPrecheck: "Python callable" and "callable" are one
+ *   thing here (a sub callable), so sub_backed_l3_python_callable_inits is
+ *   sub_backed_l3_with_callable_inits; chip callables are built-in kernels
+ *   (nothing to register), so chipless_l3_with_chip_callable_rejected_at_init
+ *   is chip_task_on_chipless_l3_rejected_at_submit and
+ *   post_init_chip_callable_on_chipless_l3_rejected is
+ *   register_after_init_is_rejected; the three remote_* cases are dropped
+ *   (remote workers are out of scope, §6.3).
  * - keyboardinterrupt_before_ready_rolls_back: C has no KeyboardInterrupt;
  *   ported as an error raised in the parent mid-start (a fault at the barrier).
  * - Timeouts are scaled down (simpler: 1.5 s deadlines, 30 s bounds).
@@ -589,6 +606,310 @@ static void close_during_initializing_cancels_init(void **state)
     worker_gates_free(d.g);
 }
 
+/* Holds init before its first fork (gate 0) and counts callers that start
+   waiting for the epoch (gate 1, open: counts without blocking). */
+#define HOLD_INIT_AND_COUNT_WAITERS \
+    "root:before_fork=gate_wait(0);root:init_wait=gate_wait(1)"
+
+struct caller {
+    worker *w;
+    int rc;
+};
+
+static void *init_in_thread(void *arg)
+{
+    struct caller *c = arg;
+    c->rc = worker_init(c->w);
+    return NULL;
+}
+
+static int count_sub(void *arg, const void *args, size_t len, char *msg, size_t size)
+{
+    (void)args; (void)len; (void)msg; (void)size;
+    atomic_fetch_add((_Atomic unsigned *)arg, 1);
+    return 0;
+}
+
+static int submit_sub0(worker_job *job, void *arg)
+{
+    (void)arg;
+    int t = worker_submit_sub(job, 0, 0, NULL, 0);
+    return t < 0 ? t : 0;
+}
+
+static void *run_in_thread(void *arg)
+{
+    struct caller *c = arg;
+    c->rc = worker_run(c->w, submit_sub0, NULL);
+    return NULL;
+}
+
+/*
+ * A scene around an init held before its first fork. The init itself runs
+ * on the test's main thread (the thread that forks the tree must outlive
+ * it: children get a parent-death signal when it exits); a driver thread
+ * waits until the worker is INITIALIZING, starts the other callers, waits
+ * until each one is parked on the epoch (init_wait point), then lets the
+ * init go on.
+ */
+struct scene {
+    worker *w;
+    worker_gates *g;
+    unsigned n_init;              /* extra worker_init() callers */
+    bool with_run;                /* a worker_run() caller too */
+    bool try_register;            /* register while INITIALIZING */
+    worker *attached;             /* … also on this attached child */
+    struct caller inits[3], run;
+    int reg_rc, reg_child_rc;
+    char reg_err[512];
+    worker_state seen;
+};
+
+static void *scene_driver(void *arg)
+{
+    struct scene *s = arg;
+    pthread_t th[4];
+    unsigned n = 0;
+
+    if (worker_gate_await_arrivals(s->g, 0, 1, 5000) == 0) {
+        s->seen = worker_get_state(s->w);
+        if (s->try_register) {
+            s->reg_rc = worker_register_sub(s->w, "late", count_sub, NULL);
+            snprintf(s->reg_err, sizeof(s->reg_err), "%s", worker_last_error(s->w));
+            if (s->attached)
+                s->reg_child_rc = worker_register_orch(s->attached, "late",
+                                                       submit_sub0, NULL);
+        }
+        for (unsigned i = 0; i < s->n_init; i++) {
+            s->inits[i].w = s->w;
+            s->inits[i].rc = 1;
+            if (pthread_create(&th[n], NULL, init_in_thread, &s->inits[i]) == 0)
+                n++;
+        }
+        if (s->with_run) {
+            s->run.w = s->w;
+            s->run.rc = 1;
+            if (pthread_create(&th[n], NULL, run_in_thread, &s->run) == 0)
+                n++;
+        }
+        worker_gate_await_arrivals(s->g, 1, n, 5000);
+    }
+    worker_gate_open(s->g, 0);
+    for (unsigned i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    return NULL;
+}
+
+/* Build the scene's tree (NEW: the case registers callables next). */
+static void play(struct scene *s, mpfw_tree **t, const char *spec, mpfw_options *o)
+{
+    assert_int_equal(worker_gates_new(&s->g), 0);
+    worker_gate_open(s->g, 1); /* counts parked callers, never holds them */
+    o->gates = s->g;
+    o->faults = HOLD_INIT_AND_COUNT_WAITERS;
+    assert_int_equal(mpfw_tree_new(t, spec, o), 0);
+    s->w = mpfw_tree_root(*t);
+}
+
+/* Init on this (the main) thread while the driver plays the scene. */
+static int play_init(struct scene *s)
+{
+    pthread_t driver;
+    int rc;
+
+    assert_int_equal(pthread_create(&driver, NULL, scene_driver, s), 0);
+    rc = worker_init(s->w);
+    pthread_join(driver, NULL);
+    assert_int_equal(s->seen, WORKER_INITIALIZING);
+    return rc;
+}
+
+static void register_rejected_during_initializing(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    struct scene s = { 0 };
+
+    play(&s, &t, "L4{L3{sub}}", &o);
+    s.try_register = true;
+    s.attached = mpfw_tree_find(t, "next.0");
+    assert_int_equal(play_init(&s), 0);
+    assert_int_equal(s.reg_rc, -EBUSY);
+    assert_contains(s.reg_err, "register before init");
+    /* An attached child is frozen with its root. */
+    assert_int_equal(s.reg_child_rc, -EBUSY);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    worker_gates_free(s.g);
+}
+
+static void run_blocks_during_initializing_then_completes(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    _Atomic unsigned *counter = rt_shared_counters(1);
+    struct scene s = { 0 };
+
+    play(&s, &t, "L3{sub}", &o);
+    assert_int_equal(worker_register_sub(s.w, "count", count_sub, (void *)counter), 0);
+    s.with_run = true;
+    /* The run is parked on the epoch (not refused), and completes once the
+       tree is READY. */
+    assert_int_equal(play_init(&s), 0);
+    if (s.run.rc)
+        fail_msg("run: %d %s", s.run.rc, worker_last_error(s.w));
+    assert_int_equal(atomic_load(counter), 1);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    rt_shared_free(counter, 1);
+    worker_gates_free(s.g);
+}
+
+static void init_failure_wakes_run_waiter_with_startup_error(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    struct scene s = { 0 };
+
+    play(&s, &t, "L3{sub:fail(injected startup failure)}", &o);
+    assert_int_equal(worker_register_sub(s.w, "count", count_sub, NULL), 0);
+    s.with_run = true;
+    assert_int_equal(play_init(&s), -EIO);
+    /* The parked run is woken with the startup error itself. */
+    assert_int_equal(s.run.rc, -EIO);
+    assert_contains(worker_startup_error(s.w), "injected startup failure");
+    assert_string_equal(worker_last_error(s.w), worker_startup_error(s.w));
+    /* A run arriving after the failure gets the FAILED admission rule. */
+    assert_int_equal(worker_run(s.w, submit_sub0, NULL), -EPERM);
+    assert_contains(worker_last_error(s.w), "startup failed; close this worker");
+    worker_gates_free(s.g);
+}
+
+/* ---- TestEagerInitContract: run ---- */
+
+static void run_does_not_start_hierarchy(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    _Atomic unsigned *counters = rt_shared_counters(2);
+    pid_t before[2], after[2];
+
+    /* counters[0]: sub init hooks; counters[1]: sub tasks. */
+    o.sub_init = count_init;
+    o.sub_init_arg = (void *)&counters[0];
+    assert_int_equal(mpfw_tree_new(&t, "L3{sub*2}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(worker_register_sub(w, "count", count_sub, (void *)&counters[1]), 0);
+    assert_int_equal(worker_init(w), 0);
+    assert_int_equal(worker_child_pids(w, WORKER_CHILD_SUB, before, 2), 2);
+    assert_int_equal(worker_run(w, submit_sub0, NULL), 0);
+    assert_int_equal(worker_run(w, submit_sub0, NULL), 0);
+    /* The runs used the tree init() built: no new fork, no second init. */
+    assert_int_equal(worker_child_pids(w, WORKER_CHILD_SUB, after, 2), 2);
+    assert_memory_equal(before, after, sizeof(before));
+    assert_int_equal(atomic_load(&counters[0]), 2);
+    assert_int_equal(atomic_load(&counters[1]), 2);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    rt_shared_free(counters, 2);
+}
+
+/* ---- TestEligibleTargetPrecheck ---- */
+
+static void childless_l3_with_callable_rejected_at_init(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+
+    assert_int_equal(mpfw_tree_new(&t, "L3", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(worker_register_sub(w, "orphan", count_sub, NULL), 0);
+    assert_int_equal(worker_init(w), -EINVAL);
+    assert_contains(worker_last_error(w), "no eligible dispatch target");
+    /* Nothing was forked or created; the worker is still NEW. */
+    assert_int_equal(worker_get_state(w), WORKER_NEW);
+    assert_string_equal(worker_shm_prefix(w), "");
+    assert_int_equal(mpfw_tree_close(t), 0);
+}
+
+static void childless_l3_without_callable_inits(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3", &o), 0);
+    assert_int_equal(worker_get_state(mpfw_tree_root(t)), WORKER_READY);
+    assert_int_equal(mpfw_tree_close(t), 0);
+}
+
+static void sub_backed_l3_with_callable_inits(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    _Atomic unsigned *counter = rt_shared_counters(1);
+
+    assert_int_equal(mpfw_tree_new(&t, "L3{sub}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(worker_register_sub(w, "count", count_sub, (void *)counter), 0);
+    assert_int_equal(worker_init(w), 0);
+    assert_int_equal(worker_run(w, submit_sub0, NULL), 0);
+    assert_int_equal(atomic_load(counter), 1);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    rt_shared_free(counter, 1);
+}
+
+static void sub_callable_on_chip_only_l3_rejected_at_init(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+
+    assert_int_equal(mpfw_tree_new(&t, "L4{L3{sub},L3{chip*2}}", &o), 0);
+    worker *chips_only = mpfw_tree_find(t, "next.1");
+    assert_int_equal(worker_register_sub(chips_only, "count", count_sub, NULL), 0);
+    assert_int_equal(worker_init(mpfw_tree_root(t)), -EINVAL);
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "sub callable 'count' (id 0) of the level-3 worker has no "
+                    "eligible dispatch target");
+    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_NEXT, NULL, 0), 0);
+}
+
+static int checksum_base(worker_job *job, void *arg)
+{
+    uint64_t a[2] = { WORKER_DEVPTR(0, 0), 16 };
+    (void)arg;
+    int t = worker_submit_chip(job, 0, WORKER_KERNEL_CHECKSUM, a, 2);
+    return t < 0 ? t : 0;
+}
+
+static void chip_backed_l3_with_chip_callable_inits(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+
+    /* The chip loads its kernels before INIT_READY: a kernel runs at once. */
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{chip}", &o), 0);
+    assert_int_equal(worker_run(mpfw_tree_root(t), checksum_base, NULL), 0);
+    assert_int_equal(mpfw_tree_close(t), 0);
+}
+
+static void chip_task_on_chipless_l3_rejected_at_submit(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub}", &o), 0);
+    assert_int_equal(worker_run(mpfw_tree_root(t), checksum_base, NULL), -EINVAL);
+    assert_contains(worker_last_error(mpfw_tree_root(t)), "no chip 0 (the worker has 0)");
+}
+
+static void register_after_init_is_rejected(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub}", &o), 0);
+    assert_int_equal(worker_register_sub(mpfw_tree_root(t), "late", count_sub, NULL),
+                     -EBUSY);
+    assert_contains(worker_last_error(mpfw_tree_root(t)), "register before init");
+}
+
 /* ---- TestLevel2Lifecycle close() contract, on L3 ---- */
 
 static void close_without_init_is_noop(void **state)
@@ -797,7 +1118,69 @@ static void add_worker_rejects_attached_parent(void **state)
     worker_free(d);
 }
 
+static void register_after_close_is_rejected(void **state)
+{
+    mpfw_tree *t;
+
+    assert_int_equal(mpfw_tree_new(&t, "L3{sub}", NULL), 0);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_int_equal(worker_register_sub(mpfw_tree_root(t), "late", count_sub, NULL),
+                     -ESHUTDOWN);
+    assert_contains(worker_last_error(mpfw_tree_root(t)), "closed");
+}
+
 /* ---- TestFailureSurfacing ---- */
+
+/* Three more init() callers and a run park on the epoch (counted at the
+   init_wait point before the epoch goes on); the epoch fails; every one of
+   them gets the original failure, not "in progress". */
+static void all_waiters_get_same_original_failure(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    struct scene s = { 0 };
+
+    play(&s, &t, "L3{sub,sub:fail(the original failure)}", &o);
+    assert_int_equal(worker_register_sub(s.w, "count", count_sub, NULL), 0);
+    s.n_init = 3;
+    s.with_run = true;
+    int rc = play_init(&s);
+    assert_int_equal(rc, -EIO);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(s.inits[i].rc, rc);
+    assert_int_equal(s.run.rc, rc);
+    assert_contains(worker_startup_error(s.w), "sub worker 1 (pid");
+    assert_contains(worker_startup_error(s.w), "sub_worker: the original failure");
+    assert_string_equal(worker_last_error(s.w), worker_startup_error(s.w));
+    assert_int_equal(worker_get_state(s.w), WORKER_FAILED);
+    /* After the epoch, the admission rules apply as before. */
+    assert_int_equal(worker_init(s.w), -EPERM);
+    assert_contains(worker_last_error(s.w), "startup failed; close");
+    worker_gates_free(s.g);
+}
+
+/* A successful epoch: its waiters get 0 (it is READY), not "in progress". */
+static void concurrent_init_callers_share_a_successful_epoch(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    struct scene s = { 0 };
+    _Atomic unsigned *counter = rt_shared_counters(1);
+
+    o.sub_init = count_init;
+    o.sub_init_arg = (void *)counter;
+    play(&s, &t, "L3{sub}", &o);
+    s.n_init = 2;
+    assert_int_equal(play_init(&s), 0);
+    assert_int_equal(s.inits[0].rc, 0);
+    assert_int_equal(s.inits[1].rc, 0);
+    /* One epoch: one sub, initialised once. */
+    assert_int_equal(atomic_load(counter), 1);
+    assert_int_equal(worker_init(s.w), -EALREADY);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    rt_shared_free(counter, 1);
+    worker_gates_free(s.g);
+}
 
 static void keyboardinterrupt_before_ready_rolls_back(void **state)
 {
@@ -949,6 +1332,10 @@ int main(void)
         mpfw_unit_test(init_then_close_without_run, 5000),
         mpfw_unit_test(l4_l3_sub_subtree_ready_after_init_no_run, 5000),
         mpfw_unit_test(stuck_midinit_subtree_killpg_reaps_grandchild, 5000),
+        mpfw_unit_test(run_does_not_start_hierarchy, 5000),
+        mpfw_unit_test(register_rejected_during_initializing, 5000),
+        mpfw_unit_test(run_blocks_during_initializing_then_completes, 5000),
+        mpfw_unit_test(init_failure_wakes_run_waiter_with_startup_error, 5000),
         mpfw_unit_test(add_worker_rejected_during_initializing, 5000),
         mpfw_unit_test(close_during_initializing_cancels_init, 5000),
         mpfw_unit_test(close_without_init_is_noop, 2000),
@@ -966,6 +1353,16 @@ int main(void)
         mpfw_unit_test(add_worker_rejects_self_attachment, 2000),
         mpfw_unit_test(add_worker_rejects_already_attached_child, 2000),
         mpfw_unit_test(add_worker_rejects_attached_parent, 2000),
+        mpfw_unit_test(register_after_close_is_rejected, 2000),
+        mpfw_unit_test(all_waiters_get_same_original_failure, 5000),
+        mpfw_unit_test(concurrent_init_callers_share_a_successful_epoch, 5000),
+        mpfw_unit_test(childless_l3_with_callable_rejected_at_init, 2000),
+        mpfw_unit_test(childless_l3_without_callable_inits, 5000),
+        mpfw_unit_test(sub_backed_l3_with_callable_inits, 5000),
+        mpfw_unit_test(sub_callable_on_chip_only_l3_rejected_at_init, 2000),
+        mpfw_unit_test(chip_backed_l3_with_chip_callable_inits, 5000),
+        mpfw_unit_test(chip_task_on_chipless_l3_rejected_at_submit, 5000),
+        mpfw_unit_test(register_after_init_is_rejected, 5000),
         mpfw_unit_test(keyboardinterrupt_before_ready_rolls_back, 5000),
         mpfw_unit_test(l4_two_l3_with_subs_and_sim_chips_comes_up_and_closes_cleanly, 5000),
         mpfw_unit_test(one_failing_chip_in_the_tree_reports_within_100ms, 5000),
