@@ -259,6 +259,7 @@ struct worker {
     worker_rollback_report close_report;
     char last_error[512];
     char startup_error[512];    /* the failed epoch's message, immutable */
+    char close_note[300];       /* abnormal exits named by the last teardown */
     int epoch_rc;               /* what the last init epoch returned */
     pthread_mutex_t lock;       /* guards state transitions vs close() */
     pthread_mutex_t err_mu;     /* serialises writers of last_error */

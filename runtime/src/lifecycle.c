@@ -583,16 +583,17 @@ static int close_locked(worker *w, bool force)
     pthread_mutex_lock(&w->lock);
     if (worker__has_live_resources(w)) {
         rc = worker__teardown(w);
-        if (!rc && w->last_error[0] && strncmp(w->last_error, "close: ", 7) == 0)
-            snprintf(msg, sizeof(msg), "%s", w->last_error);
+        /* Not last_error: other threads (a failed control) may write it. */
+        if (!rc)
+            snprintf(msg, sizeof(msg), "%s", w->close_note);
     }
     if (!rc) {
         /* Device memory the caller never freed: named (and per policy
-           reclaimed or kept for a leak checker). */
+           reclaimed or kept for a leak checker), after the exits. */
         size_t had = strlen(msg);
         worker__devmem_close(w, msg, sizeof(msg));
         if (strlen(msg) != had)
-            worker__set_error(w, "%s%s", strncmp(msg, "close: ", 7) ? "close: " : "", msg);
+            worker__set_error(w, "close: %s", msg);
     }
     if (w->doorbell_fd >= 0 && !worker__has_live_resources(w)) {
         close(w->doorbell_fd);

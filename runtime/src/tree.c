@@ -747,6 +747,7 @@ int worker__teardown(worker *w)
     size_t off = 0;
     int64_t deadline, graceful_deadline;
 
+    w->close_note[0] = '\0';
     (void)WORKER__FAULT(WORKER__FP_CLOSE_BEGIN, msg, sizeof(msg));
     /* Phase 1: broadcast SHUTDOWN to every group at once, so one stuck
        child cannot eat the others' grace (simpler #1398). */
@@ -832,5 +833,6 @@ int worker__teardown(worker *w)
     }
     if (abnormal[0])
         worker__set_error(w, "close: %s", abnormal);
+    snprintf(w->close_note, sizeof(w->close_note), "%s", abnormal);
     return 0;
 }
