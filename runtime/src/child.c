@@ -276,6 +276,7 @@ static int setup(worker *parent, struct worker__child *c, struct setup_state *st
         /* The sleep kernel parks on our bell and stops on SHUTDOWN. */
         st->dev.wake_word = &c->mb->frame[0].bell;
         st->dev.stop_word = &c->mb->frame[0].shutdown;
+        st->dev.gone_flag = &worker__self.parent_gone;
         break;
     }
     case WORKER_CHILD_NEXT:

@@ -16,6 +16,7 @@
 #ifndef WORKER_DEVICE_H
 #define WORKER_DEVICE_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,9 +46,12 @@ typedef struct worker__device {
     unsigned n_regions, cap_regions;
     uint32_t next_region;
     /* The sleep kernel waits on wake_word and ends early once *stop_word
-       is set (the mailbox bell and sticky shutdown word); may be NULL. */
+       or *gone_flag is set (the mailbox bell, the sticky shutdown word,
+       and the parent-death flag the SIGHUP handler sets and rings the
+       bell for); each may be NULL. */
     _Atomic uint32_t *wake_word;
     const _Atomic uint32_t *stop_word;
+    const volatile sig_atomic_t *gone_flag;
 } worker__device;
 
 /* Open device `id`: create its base memory (O_CREAT|O_EXCL, 0600,

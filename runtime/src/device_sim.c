@@ -131,6 +131,10 @@ static int k_sleep(worker__device *d, const uint64_t *a, unsigned n,
             snprintf(msg, msg_size, "sleep interrupted by shutdown");
             return -EIO;
         }
+        if (d->gone_flag && *d->gone_flag) {
+            snprintf(msg, msg_size, "sleep interrupted: the parent is gone");
+            return -EIO;
+        }
         if (d->wake_word) {
             if (worker__futex_wait(d->wake_word, seq, deadline) == -ETIMEDOUT)
                 return 0;

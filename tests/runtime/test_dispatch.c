@@ -383,8 +383,6 @@ static void any_sub_tasks_spread_over_idle_subs(void **state)
     worker_gates_free(g);
 }
 
-/* ---- a child dying mid-task ---- */
-
 struct one_kernel {
     unsigned chip;
     unsigned kernel;
@@ -397,6 +395,110 @@ static int one_kernel_orch(worker_job *job, void *arg)
     int t = worker_submit_chip(job, k->chip, k->kernel, &k->arg, 1);
     return t < 0 ? t : 0;
 }
+
+/* The task_end fault point fails a task that ran, with the chip's prefix;
+   a task failure does not poison the endpoint: the next kernel there runs
+   (and fails again only because the fault is still armed). */
+static void fault_at_task_end_fails_the_task_with_the_chip_prefix(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    struct one_kernel k = { 1, WORKER_KERNEL_NOOP, 0 };
+
+    o.faults = "chip.1:task_end=fail(device lost the result)";
+    worker *w = up_tree("L3{chip*4}", &o, &t);
+    assert_int_equal(worker_run(w, ten_chip_noops, NULL), -EIO);
+    assert_string_equal(worker_last_error(w), "chip dev=1: device lost the result");
+    k.chip = 0;
+    assert_int_equal(worker_run(w, one_kernel_orch, &k), 0);
+    k.chip = 1;
+    assert_int_equal(worker_run(w, one_kernel_orch, &k), -EIO);
+    assert_string_equal(worker_last_error(w), "chip dev=1: device lost the result");
+    assert_int_equal(mpfw_tree_close(t), 0);
+}
+
+/* A next-level task carries an argument blob to the orchestration callable
+   its child runs; the child's run fans it out to its own subs. */
+struct fan {
+    uint32_t tasks;
+    uint32_t value;
+};
+
+static int add_value(void *arg, const void *args, size_t len, char *msg, size_t size)
+{
+    uint32_t v;
+    (void)size;
+    if (len != sizeof(v)) {
+        snprintf(msg, size, "blob of %zu bytes", len);
+        return -1;
+    }
+    memcpy(&v, args, sizeof(v));
+    atomic_fetch_add((_Atomic unsigned *)arg, v);
+    return 0;
+}
+
+static int l3_fan_out(worker_job *job, void *arg)
+{
+    size_t len;
+    const struct fan *f = worker_job_args(job, &len);
+    (void)arg;
+    if (!f || len != sizeof(*f))
+        return worker_job_fail(job, -EINVAL, "fan: blob of %zu bytes", len);
+    for (uint32_t i = 0; i < f->tasks; i++)
+        if (worker_submit_sub(job, WORKER_ANY, 0, &f->value, sizeof(f->value)) < 0)
+            return -EIO;
+    return 0;
+}
+
+static int l4_fan(worker_job *job, void *arg)
+{
+    const struct fan *f = arg;
+    for (unsigned id = 0; id < 2; id++)
+        if (worker_submit_next(job, id, 0, f, sizeof(*f)) < 0)
+            return -EIO;
+    return 0;
+}
+
+static void next_level_task_passes_its_argument_blob(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    _Atomic unsigned *sum = rt_shared_counters(1);
+    struct fan f = { 25, 3 };
+
+    worker *w = new_tree("L4{L3{sub*2}*2}", &o, &t);
+    for (unsigned i = 0; i < 2; i++) {
+        worker *l3 = worker_next_child(w, i);
+        assert_int_equal(worker_register_sub(l3, "add", add_value, (void *)sum), 0);
+        assert_int_equal(worker_register_orch(l3, "fan", l3_fan_out, NULL), 0);
+    }
+    assert_int_equal(worker_init(w), 0);
+    assert_int_equal(worker_run(w, l4_fan, &f), 0);
+    assert_int_equal(atomic_load(sum), 2 * 25 * 3);
+    /* An unknown orchestration id on the child is rejected at submit. */
+    assert_int_equal(mpfw_tree_close(t), 0);
+    rt_shared_free(sum, 1);
+}
+
+static int l4_bad_id(worker_job *job, void *arg)
+{
+    (void)arg;
+    int t = worker_submit_next(job, 0, 7, NULL, 0);
+    return t < 0 ? t : 0;
+}
+
+static void next_level_task_with_unknown_callable_is_rejected_at_submit(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+
+    worker *w = up_tree("L4{L3{sub}}", &o, &t);
+    assert_int_equal(worker_run(w, l4_bad_id, NULL), -EINVAL);
+    assert_contains(worker_last_error(w), "no orchestration callable with id 7 on "
+                                          "next-level worker 0");
+}
+
+/* ---- a child dying mid-task ---- */
 
 static void assert_close_reports_exited(worker *w, worker_child_kind kind,
                                         unsigned index, int sig)
@@ -898,6 +1000,9 @@ int main(void)
         mpfw_unit_test(run_on_a_worker_that_is_not_ready_is_rejected, 2000),
         mpfw_unit_test(explicit_dependencies_order_tasks, 5000),
         mpfw_unit_test(any_sub_tasks_spread_over_idle_subs, 5000),
+        mpfw_unit_test(fault_at_task_end_fails_the_task_with_the_chip_prefix, 5000),
+        mpfw_unit_test(next_level_task_passes_its_argument_blob, 5000),
+        mpfw_unit_test(next_level_task_with_unknown_callable_is_rejected_at_submit, 5000),
         mpfw_unit_test(chip_sigkill_mid_task_fails_the_run_within_100ms, 5000),
         mpfw_unit_test(chip_sigsegv_mid_task_fails_the_run_within_100ms, 5000),
         mpfw_unit_test(chip_killed_from_outside_mid_task_fails_the_run_within_100ms, 5000),
