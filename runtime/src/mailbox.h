@@ -58,7 +58,7 @@ enum worker__mb_state {
 };
 
 #define WORKER__MB_MAGIC 0x424d4b57u /* "WKMB" little-endian */
-#define WORKER__MB_VERSION 1u
+#define WORKER__MB_VERSION 2u /* 2: task and control overlays of args */
 #define WORKER__MB_FRAME_SIZE 4096u
 #define WORKER__MB_FRAMES 2u
 #define WORKER__MAILBOX_SIZE (WORKER__MB_FRAME_SIZE * WORKER__MB_FRAMES)
@@ -119,6 +119,8 @@ typedef struct worker__mb_task {
 } worker__mb_task;
 
 #define WORKER__MB_BLOB_MAX (WORKER__MB_ARGS_SIZE - sizeof(worker__mb_task))
+_Static_assert(WORKER__MB_ARGS_SIZE - 80 >= 3072,
+               "the task blob holds WORKER_TASK_ARGS_MAX bytes");
 
 typedef struct worker__mb_ctl {
     uint64_t arg;

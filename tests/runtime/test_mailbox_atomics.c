@@ -120,6 +120,27 @@ static void every_declared_state_matches_the_wire_values(void **state)
     assert_int_equal(sizeof(worker__mailbox), 8192);
 }
 
+/* Version 2 (runtime part 2) gives the args area two overlays: the task
+   frame's (frame 1) and the control command's (frame 0). */
+static void task_and_control_overlays_are_pinned(void **state)
+{
+    assert_int_equal(WORKER__MB_VERSION, 2);
+    assert_int_equal(offsetof(worker__mb_task, seq), 0);
+    assert_int_equal(offsetof(worker__mb_task, done_seq), 8);
+    assert_int_equal(offsetof(worker__mb_task, result), 16);
+    assert_int_equal(offsetof(worker__mb_task, nkargs), 24);
+    assert_int_equal(offsetof(worker__mb_task, len), 28);
+    assert_int_equal(offsetof(worker__mb_task, kargs), 32);
+    assert_int_equal(offsetof(worker__mb_task, blob), 80);
+    assert_true(WORKER__MB_BLOB_MAX >= WORKER_TASK_ARGS_MAX);
+    assert_int_equal(offsetof(worker__mb_ctl, arg), 0);
+    assert_int_equal(offsetof(worker__mb_ctl, result), 8);
+    assert_int_equal(WORKER__CTRL_DEV_ALLOC, 1);
+    assert_int_equal(WORKER__CTRL_DEV_FREE, 2);
+    assert_int_equal(WORKER_CONTROL_PING, 0);
+    assert_int_equal(WORKER_CONTROL_DEVICE_REGIONS, 3);
+}
+
 static void error_text_truncated_to_255_bytes_and_terminated(void **state)
 {
     struct mb_fixture f;
@@ -240,6 +261,7 @@ int main(void)
         mpf_unit_test(negative, 2000),
         mpf_unit_test(offset, 2000),
         mpf_unit_test(every_declared_state_matches_the_wire_values, 2000),
+        mpf_unit_test(task_and_control_overlays_are_pinned, 2000),
         mpf_unit_test(error_text_truncated_to_255_bytes_and_terminated, 2000),
         mpf_unit_test(child_transitions_visible_in_parent, 5000),
         mpf_unit_test(payload_visible_when_state_observed, 20000),
