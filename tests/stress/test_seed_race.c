@@ -52,6 +52,7 @@ enum {
     G_RELEASE = 2,   /* opened by the root right after its rollback's SIGTERM */
     G_SCANNED = 3,   /* (d): opened by the root after its rollback scan */
     G_PUBLISHED = 4, /* (d): opened by next.1 after its READY store */
+    G_PROBE = 5,     /* (e): open from the start; counts the second SIGTERM */
 };
 
 static mpfw_options window_options(worker_gates *g, const char *faults)
@@ -85,6 +86,7 @@ static void open_window(struct window *win, const char *spec, const char *faults
 
     memset(win, 0, sizeof(*win));
     assert_int_equal(worker_gates_new(&win->g), 0);
+    assert_int_equal(worker_gate_open(win->g, G_PROBE), 0);
     o = window_options(win->g, faults);
     t0 = rt_now_s();
     win->rc = mpfw_tree_spin_up(&win->t, spec, &o);
@@ -240,10 +242,12 @@ static void sigterm_twice_in_a_row_is_one_cancel(void **state)
     open_window(&win, "L4{L3{sub}:fail,L3{sub:hang}}",
                 "next.0:setup_begin=gate_wait(1);"
                 "next.1:barrier_poll=gate_open(1)+gate_wait(2);"
-                "next.1:rollback_begin=sigterm;"
+                "next.1:rollback_begin=gate_wait(5)+sigterm;"
                 "root:rollback_after_sigterm=gate_open(2)",
                 "next worker 0 (pid");
     assert_true(worker_gate_arrivals(win.g, G_RELEASE) >= 1);
+    /* The second SIGTERM was raised: next.1 reached its rollback_begin. */
+    assert_int_equal(worker_gate_arrivals(win.g, G_PROBE), 1);
     assert_child(&win, 1, WORKER_DISP_CANCELLED, 1);
     close_window(&win);
 }
