@@ -3,7 +3,7 @@
 # the fixture with an audit file (the fixture's own suite while there is no
 # runtime suite), print the per-case audit and write it to <build>/audit/:
 # audit.jsonl (raw), audit.md (also appended to $GITHUB_STEP_SUMMARY) and
-# audit.html. Fails when ctest or the audit failed, after printing all.
+# audit.html and junit.xml. Fails when ctest or the audit failed, after printing all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/bootstrap.sh
@@ -29,7 +29,7 @@ MPF_AUDIT=$audit/audit.jsonl ctest --test-dir "$build" --output-on-failure \
 echo
 audit_status=0
 python3 fixture/tools/mpf_audit.py --text --markdown "$audit/audit.md" \
-  --html "$audit/audit.html" "$audit/audit.jsonl" || audit_status=$?
+  --html "$audit/audit.html" --junit "$audit/junit.xml" "$audit/audit.jsonl" || audit_status=$?
 if [ -f "$audit/audit.md" ]; then
   echo
   cat "$audit/audit.md"

@@ -1,0 +1,619 @@
+/*
+ * test_fault_sweep.c — every fault point x every action that applies x
+ * every role of the issue's tree, init -> (run) -> close, each its own case.
+ *
+ * The cases are generated at startup from worker_fault_point_name(), so a
+ * point added to the runtime is swept without editing this file (a point
+ * the rule table below does not know gets the generic rule). `--list`
+ * prints every combination; ctest registers each one as
+ * test_fault_sweep.<point>__<action>__<role>.
+ *
+ * Tree: L4{L3{sub,chip*2},L3{sub,chip*2}}, roles root, next.0, next.1 and
+ * next.N/sub.0, next.N/chip.0, next.N/chip.1. Timeouts: startup 1 s,
+ * rollback 0.5 s, close 1 s, for every worker of the tree.
+ *
+ * Every case asserts:
+ *   - every call returns within BOUND_S = 3 s. Derivation: the slowest init
+ *     waits for the startup deadline (1 s) and then rolls back within the
+ *     rollback budget (0.5 s), the nested rollbacks running inside the same
+ *     deadline and ended by the root's SIGKILL; the slowest close is the
+ *     close budget (1 s). 3 s is twice the slowest path, for scheduling on
+ *     a loaded 2-core machine.
+ *   - init succeeds or fails as the point, the action and the role imply
+ *     (rule table below); a failed init names the role (the chain of
+ *     "<kind> worker <i> (pid" of its path, or the pending list of the
+ *     deadline error) and the point (the fail text "swept <role>@<point>",
+ *     the gate of gate_fail is 32 + the point's index, the code of exit is
+ *     64 + the point's index);
+ *   - close() returns 0 in one call, and nothing is left: no child pid, an
+ *     empty journal, no /dev/shm object of the tree, and the guard's checks
+ *     (survivors, escapees, zombies, shm, fds, escaped forks) pass;
+ *   - the point really ran in that role (a probe counts the arrivals: an
+ *     open gate's gate_wait, chained before the action) for every point
+ *     the rules say init -> close reaches; a point that never ran must have
+ *     changed nothing.
+ *
+ * Which actions apply (the rest are not generated):
+ *   - in root, the caller's own process: delay, fail, exit, signal_parent,
+ *     gate_open, gate_fail. hang and gate_wait would block the caller with
+ *     nothing in the runtime able to end them, sigterm and sigkill would
+ *     kill the test binary. exit and signal_parent are swept to prove they
+ *     are no-ops in the caller (the runtime never exits its caller). At
+ *     "reap", fail and gate_fail mean "the kernel never lets this child be
+ *     reaped": close() then reports -ETIMEDOUT by contract and keeps the
+ *     journal — test_cancellation_journal's subject, not a sweep case.
+ *   - in every forked process (next.N and the leaves): all ten. delay is
+ *     20 ms (a slow step that fits every budget); gate_wait waits on a gate
+ *     nobody opens (a hang that ignores SIGTERM); gate_open opens a gate
+ *     nobody waits on; gate_fail fails on a closed gate; signal_parent
+ *     sends SIGTERM when the parent is a forked worker (a leaf's next.N) and
+ *     SIGCHLD (a spurious wake-up) when the parent is the caller.
+ *   - child points (setup_*, after_init_*, serve_shutdown, task_*, control)
+ *     in next.N and the leaves; parent points (before_fork, barrier_poll,
+ *     rollback_*, close_*, reap) in root and next.N; unknown points in all
+ *     nine roles.
+ *   - after_init_failed is reached only after a failed init: the case arms
+ *     a fail at the same role's setup_end as its precondition. rollback_*
+ *     are reached only after a child failed: the role's last child fails
+ *     at setup_end (for rollback_after_kill its first child is also held
+ *     at setup_begin ignoring SIGTERM, so the rollback must SIGKILL).
+ *   - task_begin, task_end and control need run() / a control command,
+ *     which the runtime does not have yet: they are swept once the run
+ *     step exists (sweep_run_step below, the one place to add it).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "mpfixture.h"
+#include "mpfixture_worker.h"
+#include "stress_helpers.h"
+
+#define TREE_SPEC "L4{L3{sub,chip*2},L3{sub,chip*2}}"
+#define BOUND_S 3.0
+#define CASE_BUDGET_MS 8000
+
+/* Set to 1 once sweep_run_step() runs the tree (dispatch, issue 4). */
+#define SWEEP_HAVE_RUN_STEP 0
+
+enum {
+    G_PROBE = 0, /* opened before init: gate_wait on it only counts */
+    G_HOLD = 1,  /* never opened */
+    G_SPARE = 2, /* opened by gate_open, awaited by nobody */
+    G_FAIL_BASE = 32,
+};
+
+static const char *const roles[] = {
+    "root",
+    "next.0", "next.1",
+    "next.0/sub.0", "next.0/chip.0", "next.0/chip.1",
+    "next.1/sub.0", "next.1/chip.0", "next.1/chip.1",
+};
+#define N_ROLES (sizeof(roles) / sizeof(roles[0]))
+
+enum role_kind { R_CALLER, R_NEXT, R_LEAF };
+
+static enum role_kind role_kind(const char *role)
+{
+    if (strcmp(role, "root") == 0)
+        return R_CALLER;
+    return strchr(role, '/') ? R_LEAF : R_NEXT;
+}
+
+/* ---- the rules: where a point runs and when init -> close reaches it ---- */
+
+enum side { CHILD = 1, PARENT = 2 };
+
+enum phase {
+    PH_SETUP,    /* the role's own init, before it publishes anything */
+    PH_FAILED,   /* after the role published INIT_FAILED (precondition) */
+    PH_READY,    /* after the role published INIT_READY */
+    PH_CLOSE,    /* during close() */
+    PH_ROLLBACK, /* the role rolls back a failed child (precondition) */
+    PH_RUN,      /* needs run() or a control command */
+    PH_UNKNOWN,  /* a point this table does not know */
+};
+
+struct point_rule {
+    const char *name;
+    unsigned sides;
+    enum phase phase;
+    bool must_reach; /* init -> close always runs it in the role */
+    bool needs_kill; /* rollback_after_kill: a child must ignore SIGTERM */
+};
+
+static const struct point_rule rules[] = {
+    { "setup_begin", CHILD, PH_SETUP, true, false },
+    { "setup_end", CHILD, PH_SETUP, true, false },
+    { "after_init_failed", CHILD, PH_FAILED, true, false },
+    { "after_init_ready", CHILD, PH_READY, true, false },
+    { "serve_shutdown", CHILD, PH_CLOSE, true, false },
+    { "before_fork", PARENT, PH_SETUP, true, false },
+    /* Runs only on a pass with a child still pending: a group that is all
+       READY at the first scan skips it (racy, so not required). */
+    { "barrier_poll", PARENT, PH_SETUP, false, false },
+    { "rollback_begin", PARENT, PH_ROLLBACK, true, false },
+    { "rollback_after_shutdown", PARENT, PH_ROLLBACK, true, false },
+    { "rollback_after_sigterm", PARENT, PH_ROLLBACK, true, false },
+    { "rollback_after_kill", PARENT, PH_ROLLBACK, true, true },
+    { "close_begin", PARENT, PH_CLOSE, true, false },
+    { "close_after_broadcast", PARENT, PH_CLOSE, true, false },
+    { "reap", PARENT, PH_CLOSE, true, false },
+    { "task_begin", CHILD, PH_RUN, false, false },
+    { "task_end", CHILD, PH_RUN, false, false },
+    { "control", CHILD, PH_RUN, false, false },
+};
+
+static const struct point_rule unknown_rule = { NULL, CHILD | PARENT, PH_UNKNOWN,
+                                                false, false };
+
+static const struct point_rule *rule_of(const char *point)
+{
+    for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+        if (strcmp(rules[i].name, point) == 0)
+            return &rules[i];
+    return &unknown_rule;
+}
+
+/* ---- actions ---- */
+
+enum action {
+    A_DELAY, A_HANG, A_FAIL, A_EXIT, A_SIGTERM, A_SIGKILL, A_SIGNAL_PARENT,
+    A_GATE_WAIT, A_GATE_OPEN, A_GATE_FAIL, A_COUNT
+};
+
+static const char *const action_names[A_COUNT] = {
+    "delay", "hang", "fail", "exit", "sigterm", "sigkill", "signal_parent",
+    "gate_wait", "gate_open", "gate_fail",
+};
+
+static bool applies(const struct point_rule *r, const char *point,
+                    const char *role, enum action a)
+{
+    enum role_kind k = role_kind(role);
+
+    if (k == R_CALLER && !(r->sides & PARENT))
+        return false;
+    if (k == R_LEAF && !(r->sides & CHILD))
+        return false;
+    if (r->phase == PH_RUN && !SWEEP_HAVE_RUN_STEP)
+        return false;
+    if (k == R_CALLER) {
+        if (a == A_HANG || a == A_GATE_WAIT || a == A_SIGTERM || a == A_SIGKILL)
+            return false;
+        if (strcmp(point, "reap") == 0 && (a == A_FAIL || a == A_GATE_FAIL))
+            return false;
+    }
+    return true;
+}
+
+/* ---- combinations ---- */
+
+struct combo {
+    unsigned point;
+    const char *point_name;
+    const struct point_rule *rule;
+    const char *role;
+    enum action action;
+    char name[96];
+};
+
+static struct combo *combos;
+static size_t n_combos;
+
+/* "swept <role>@<point>": the text a fail (or a precondition) carries. */
+static void marker(const struct combo *c, char *buf, size_t size)
+{
+    snprintf(buf, size, "swept %s@%s", c->role, c->point_name);
+}
+
+/* The role's parent path: "root" for next.N, "next.N" for a leaf. */
+static void parent_role(const char *role, char *buf, size_t size)
+{
+    const char *slash = strrchr(role, '/');
+
+    if (!slash)
+        snprintf(buf, size, "root");
+    else
+        snprintf(buf, size, "%.*s", (int)(slash - role), role);
+}
+
+static void action_text(const struct combo *c, char *buf, size_t size)
+{
+    char m[96];
+
+    switch (c->action) {
+    case A_DELAY: snprintf(buf, size, "delay(20)"); break;
+    case A_HANG: snprintf(buf, size, "hang"); break;
+    case A_FAIL:
+        marker(c, m, sizeof(m));
+        snprintf(buf, size, "fail(%s)", m);
+        break;
+    case A_EXIT: snprintf(buf, size, "exit(%u)", 64 + c->point); break;
+    case A_SIGTERM: snprintf(buf, size, "sigterm"); break;
+    case A_SIGKILL: snprintf(buf, size, "sigkill"); break;
+    case A_SIGNAL_PARENT:
+        snprintf(buf, size, "signal_parent(%d)",
+                 role_kind(c->role) == R_LEAF ? SIGTERM : SIGCHLD);
+        break;
+    case A_GATE_WAIT: snprintf(buf, size, "gate_wait(%d)", G_HOLD); break;
+    case A_GATE_OPEN: snprintf(buf, size, "gate_open(%d)", G_SPARE); break;
+    case A_GATE_FAIL: snprintf(buf, size, "gate_fail(%u)", G_FAIL_BASE + c->point); break;
+    case A_COUNT: buf[0] = '\0'; break;
+    }
+}
+
+/* The fault spec of a combination: the probe and the action at the point,
+   and the precondition that makes the point reachable. */
+static void fault_spec(const struct combo *c, char *buf, size_t size)
+{
+    char act[128], m[96], first[48], last[48];
+    size_t off;
+
+    action_text(c, act, sizeof(act));
+    off = (size_t)snprintf(buf, size, "%s:%s=gate_wait(%d)+%s", c->role,
+                           c->point_name, G_PROBE, act);
+    marker(c, m, sizeof(m));
+    if (c->rule->phase == PH_FAILED) {
+        snprintf(buf + off, size - off, ";%s:setup_end=fail(%s, precondition)",
+                 c->role, m);
+    } else if (c->rule->phase == PH_ROLLBACK) {
+        /* The role's first and last children. */
+        if (strcmp(c->role, "root") == 0) {
+            snprintf(first, sizeof(first), "next.0");
+            snprintf(last, sizeof(last), "next.1");
+        } else {
+            snprintf(first, sizeof(first), "%s/chip.0", c->role);
+            snprintf(last, sizeof(last), "%s/chip.1", c->role);
+        }
+        off += (size_t)snprintf(buf + off, size - off,
+                                ";%s:setup_end=fail(%s, precondition)", last, m);
+        if (c->rule->needs_kill)
+            snprintf(buf + off, size - off, ";%s:setup_begin=gate_wait(%d)",
+                     first, G_HOLD);
+    }
+}
+
+/* ---- expectations ---- */
+
+enum verdict { EXPECT_OK, EXPECT_FAIL, EXPECT_EITHER };
+
+struct expectation {
+    enum verdict init;
+    char culprit[48];     /* the role the error must name */
+    bool name_full;       /* every component of its path, else the first */
+    char needle[2][96];   /* the error must contain one of these ("" none) */
+};
+
+static void expect_fail(struct expectation *e, const char *culprit, bool full,
+                        const char *n0, const char *n1)
+{
+    e->init = EXPECT_FAIL;
+    snprintf(e->culprit, sizeof(e->culprit), "%s", culprit);
+    e->name_full = full;
+    snprintf(e->needle[0], sizeof(e->needle[0]), "%s", n0 ? n0 : "");
+    snprintf(e->needle[1], sizeof(e->needle[1]), "%s", n1 ? n1 : "");
+}
+
+/* What init must do, given whether the point ran during init. */
+static void expectation_of(const struct combo *c, bool reached,
+                           struct expectation *e)
+{
+    enum role_kind k = role_kind(c->role);
+    char m[96], code[48], gate[48], parent[48];
+
+    memset(e, 0, sizeof(*e));
+    e->init = EXPECT_OK;
+    if (!reached)
+        return; /* a point that never ran changes nothing */
+    marker(c, m, sizeof(m));
+    snprintf(code, sizeof(code), "exited with code %u", 64 + c->point);
+    snprintf(gate, sizeof(gate), "gate %u is closed", G_FAIL_BASE + c->point);
+    parent_role(c->role, parent, sizeof(parent));
+
+    switch (c->rule->phase) {
+    case PH_SETUP:
+        if (k == R_CALLER) {
+            if (c->action == A_FAIL)
+                expect_fail(e, "root", true, m, NULL);
+            else if (c->action == A_GATE_FAIL)
+                expect_fail(e, "root", true, gate, NULL);
+            return;
+        }
+        switch (c->action) {
+        case A_DELAY: case A_GATE_OPEN: return;
+        case A_SIGNAL_PARENT:
+            /* A leaf's parent is in its barrier, waiting for the leaf: the
+               SIGTERM cancels it. The caller only sees a spurious SIGCHLD. */
+            if (k == R_LEAF)
+                expect_fail(e, parent, true, "exited with code 1", NULL);
+            return;
+        case A_FAIL: expect_fail(e, c->role, true, m, NULL); return;
+        case A_GATE_FAIL: expect_fail(e, c->role, true, gate, NULL); return;
+        case A_EXIT: expect_fail(e, c->role, true, code, NULL); return;
+        case A_SIGKILL: expect_fail(e, c->role, true, "killed by signal 9", NULL); return;
+        case A_SIGTERM: expect_fail(e, c->role, true, "exited with code 1", NULL); return;
+        case A_HANG: case A_GATE_WAIT:
+            expect_fail(e, c->role, false, "deadline", NULL);
+            return;
+        case A_COUNT: return;
+        }
+        return;
+    case PH_FAILED:
+        /* INIT_FAILED with the precondition's text was published before the
+           point, so the text reaches the root whatever the action does —
+           unless a leaf's SIGTERM cancels its parent mid-rollback, which
+           then exits 1 without publishing. */
+        if (c->action == A_SIGNAL_PARENT && k == R_LEAF)
+            expect_fail(e, parent, true, m, "exited with code 1");
+        else
+            expect_fail(e, c->role, true, m, NULL);
+        return;
+    case PH_READY:
+        /* Published READY: the parent counts it ready whatever follows. A
+           leaf's SIGTERM reaches its parent in setup or, once it is READY
+           itself, stays pending behind its blocked mask. */
+        if (c->action == A_SIGNAL_PARENT && k == R_LEAF) {
+            e->init = EXPECT_EITHER;
+            snprintf(e->culprit, sizeof(e->culprit), "%s", parent);
+            e->name_full = true;
+            snprintf(e->needle[0], sizeof(e->needle[0]), "exited with code 1");
+        }
+        return;
+    case PH_CLOSE:
+        return;
+    case PH_ROLLBACK:
+        /* The precondition failed init. A rollback in the caller never loses
+           the first error; a forked worker that dies, hangs or is cancelled
+           during its rollback never publishes it. */
+        if (k == R_CALLER) {
+            expect_fail(e, "root", true, m, NULL);
+            return;
+        }
+        switch (c->action) {
+        case A_EXIT: expect_fail(e, c->role, true, code, NULL); return;
+        case A_SIGKILL: expect_fail(e, c->role, true, "killed by signal 9", NULL); return;
+        case A_SIGTERM: expect_fail(e, c->role, true, "exited with code 1", NULL); return;
+        case A_HANG: case A_GATE_WAIT:
+            expect_fail(e, c->role, false, "deadline", NULL);
+            return;
+        default: expect_fail(e, c->role, true, m, NULL); return;
+        }
+    case PH_RUN:
+    case PH_UNKNOWN:
+        e->init = EXPECT_EITHER;
+        snprintf(e->culprit, sizeof(e->culprit), "%s", c->role);
+        e->name_full = false;
+        return;
+    }
+}
+
+/* Does the error name this path component ("next.1", "chip.0")? Either as
+   "<kind> worker <i> (pid" or inside a deadline's pending list
+   "<kind> worker(s) [0 (pid …), <i> (pid …)]". Returns the position after
+   the match, or NULL. */
+static const char *names_component(const char *err, const char *comp)
+{
+    char kind[16], one[48], idx[24];
+    unsigned i;
+    const char *dot = strchr(comp, '.'), *p;
+
+    if (!dot || sscanf(dot + 1, "%u", &i) != 1)
+        return NULL;
+    snprintf(kind, sizeof(kind), "%.*s", (int)(dot - comp), comp);
+    snprintf(one, sizeof(one), "%s worker %u (pid", kind, i);
+    if ((p = strstr(err, one)) != NULL)
+        return p + strlen(one);
+    snprintf(one, sizeof(one), "%s worker(s) [", kind);
+    if ((p = strstr(err, one)) != NULL) {
+        const char *end = strchr(p, ']');
+        p += strlen(one);
+        for (const char *q = p; q && (!end || q < end); q = strchr(q, ',')) {
+            while (*q == ',' || *q == ' ')
+                q++;
+            snprintf(idx, sizeof(idx), "%u (pid", i);
+            if (strncmp(q, idx, strlen(idx)) == 0)
+                return q + strlen(idx);
+        }
+    }
+    return NULL;
+}
+
+static void assert_names_role(const char *err, const char *role, bool full)
+{
+    char path[48];
+    const char *at = err;
+
+    if (strcmp(role, "root") == 0)
+        return; /* the caller's own error: the needle names the point */
+    snprintf(path, sizeof(path), "%s", role);
+    for (char *comp = strtok(path, "/"); comp; comp = strtok(NULL, "/")) {
+        const char *next = names_component(at, comp);
+        if (!next)
+            fail_msg("the error does not name %s (component %s): \"%s\"", role,
+                     comp, err);
+        at = next;
+        if (!full)
+            break;
+    }
+}
+
+static void assert_needles(const char *err, const struct expectation *e)
+{
+    if (!e->needle[0][0])
+        return;
+    if (strstr(err, e->needle[0]) || (e->needle[1][0] && strstr(err, e->needle[1])))
+        return;
+    fail_msg("expected \"%s\"%s%s%s in the error: \"%s\"", e->needle[0],
+             e->needle[1][0] ? " or \"" : "", e->needle[1],
+             e->needle[1][0] ? "\"" : "", err);
+}
+
+/* ---- the case ---- */
+
+/*
+ * The run step of init -> run -> close: the one place to add it. The
+ * runtime has no run() yet (dispatch, issue 4, is being written in
+ * parallel). When it lands: on a READY tree, run one task on every target
+ * (sub, chip, next-level) here, assert it returns within BOUND_S and, if it
+ * fails, that its error names the role and the point like init's; then set
+ * SWEEP_HAVE_RUN_STEP to 1 and give task_begin/task_end (and control, with
+ * a control command) a phase other than PH_RUN in the rule table.
+ */
+static void sweep_run_step(mpfw_tree *t, const struct combo *c)
+{
+    (void)t;
+    (void)c;
+}
+
+static void sweep_case(void **state)
+{
+    const struct combo *c = *state;
+    char spec[512];
+    worker_gates *g;
+    mpfw_options o = MPFW_OPTIONS_INIT;
+    struct expectation e;
+    mpfw_tree *t;
+    double t0, dt;
+    unsigned arrivals_init, arrivals;
+    int rc;
+
+    fault_spec(c, spec, sizeof(spec));
+    assert_int_equal(worker_gates_new(&g), 0);
+    assert_int_equal(worker_gate_open(g, G_PROBE), 0);
+    o.startup_timeout_s = 1;
+    o.rollback_timeout_s = 0.5;
+    o.close_timeout_s = 1;
+    o.faults = spec;
+    o.gates = g;
+
+    t0 = rt_now_s();
+    rc = mpfw_tree_spin_up(&t, TREE_SPEC, &o);
+    dt = rt_now_s() - t0;
+    worker *w = mpfw_tree_root(t);
+    const char *err = worker_last_error(w);
+    if (dt >= BOUND_S)
+        fail_msg("init took %.3f s (bound %.1f s); faults \"%s\"", dt, BOUND_S, spec);
+    arrivals_init = worker_gate_arrivals(g, G_PROBE);
+    expectation_of(c, arrivals_init > 0, &e);
+    if (e.init == EXPECT_OK && rc != 0)
+        fail_msg("init returned %d, expected 0: \"%s\" (faults \"%s\")", rc, err, spec);
+    if (e.init == EXPECT_FAIL && rc == 0)
+        fail_msg("init succeeded, expected a failure (faults \"%s\")", spec);
+    if (rc != 0) {
+        if (rc != -EIO && rc != -ETIMEDOUT)
+            fail_msg("init returned %d (%s): \"%s\"", rc, strerror(-rc), err);
+        assert_int_equal(worker_get_state(w), WORKER_FAILED);
+        assert_int_equal(worker_child_pids(w, WORKER_CHILD_NEXT, NULL, 0), 0);
+        if (e.culprit[0])
+            assert_names_role(err, e.culprit, e.name_full);
+        assert_needles(err, &e);
+    } else {
+        assert_int_equal(worker_get_state(w), WORKER_READY);
+        sweep_run_step(t, c);
+    }
+
+    t0 = rt_now_s();
+    rc = mpfw_tree_close(t);
+    dt = rt_now_s() - t0;
+    if (dt >= BOUND_S)
+        fail_msg("close took %.3f s (bound %.1f s); faults \"%s\"", dt, BOUND_S, spec);
+    if (rc != 0)
+        fail_msg("close returned %d: \"%s\" (faults \"%s\")", rc,
+                 worker_last_error(w), spec);
+    assert_int_equal(worker_journal_size(w), 0);
+    assert_int_equal(worker_child_pids(w, WORKER_CHILD_NEXT, NULL, 0), 0);
+    assert_no_shm_left(w);
+
+    arrivals = worker_gate_arrivals(g, G_PROBE);
+    if (c->rule->must_reach && arrivals == 0)
+        fail_msg("%s never ran in %s: the case tested nothing (faults \"%s\")",
+                 c->point_name, c->role, spec);
+    /* A point of init must have run before init returned — except
+       after_init_ready, which a child reaches after its READY store, while
+       its parent may already be on its way back. */
+    if (arrivals_init == 0 && arrivals > 0 && c->rule->phase != PH_CLOSE &&
+        c->rule->phase != PH_READY && c->rule->phase != PH_UNKNOWN)
+        fail_msg("%s ran in %s only during close; the rules expect it in init",
+                 c->point_name, c->role);
+    worker_gates_free(g);
+}
+
+/* ---- the table, built from the runtime's own list of points ---- */
+
+static void case_name(const struct combo *c, char *buf, size_t size)
+{
+    size_t off = (size_t)snprintf(buf, size, "%s__%s__", c->point_name,
+                                  action_names[c->action]);
+    for (const char *p = c->role; *p && off + 1 < size; p++) {
+        if (*p == '.')
+            continue;
+        buf[off++] = *p == '/' ? '_' : *p;
+    }
+    buf[off < size ? off : size - 1] = '\0';
+}
+
+static int build_combos(void)
+{
+    size_t cap = 0;
+
+    for (unsigned p = 0; worker_fault_point_name(p); p++)
+        cap += N_ROLES * A_COUNT;
+    combos = calloc(cap ? cap : 1, sizeof(*combos));
+    if (!combos)
+        return -ENOMEM;
+    for (unsigned p = 0; worker_fault_point_name(p); p++) {
+        const char *name = worker_fault_point_name(p);
+        const struct point_rule *r = rule_of(name);
+
+        if (G_FAIL_BASE + p >= WORKER_GATES_COUNT || 64 + p > 255)
+            return -E2BIG; /* the gate / exit code would not name the point */
+        for (size_t ri = 0; ri < N_ROLES; ri++)
+            for (int a = 0; a < A_COUNT; a++) {
+                struct combo *c = &combos[n_combos];
+
+                if (!applies(r, name, roles[ri], (enum action)a))
+                    continue;
+                c->point = p;
+                c->point_name = name;
+                c->rule = r;
+                c->role = roles[ri];
+                c->action = (enum action)a;
+                case_name(c, c->name, sizeof(c->name));
+                n_combos++;
+            }
+    }
+    return 0;
+}
+
+int main(void)
+{
+    struct CMUnitTest *tests;
+    struct mpf_case_spec *specs;
+    int rc, failed;
+
+    if ((rc = build_combos()) != 0) {
+        fprintf(stderr, "test_fault_sweep: cannot build the sweep: %s\n",
+                strerror(-rc));
+        return 1;
+    }
+    tests = calloc(n_combos, sizeof(*tests));
+    specs = calloc(n_combos, sizeof(*specs));
+    if (!tests || !specs) {
+        fprintf(stderr, "test_fault_sweep: out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < n_combos; i++) {
+        specs[i] = (struct mpf_case_spec){ MPF_CASE_SPEC_MAGIC, CASE_BUDGET_MS,
+                                           &combos[i] };
+        tests[i] = (struct CMUnitTest){ combos[i].name, sweep_case, NULL,
+                                        mpfw_case_teardown, &specs[i] };
+    }
+    failed = mpf__run_group_tests("test_fault_sweep", tests, n_combos, NULL, NULL);
+    free(tests);
+    free(specs);
+    free(combos);
+    return failed;
+}
