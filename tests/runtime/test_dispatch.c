@@ -805,6 +805,24 @@ static void reentrant_close_from_a_run_is_rejected(void **state)
     assert_int_equal(worker_get_state(w), WORKER_READY);
 }
 
+/* simpler #1003 class: a task that never finishes. The case's budget
+   (1 s) fires, the fixture SIGKILLs the tree, the scheduler sees the
+   chip die and fails the run, so the wait returns and the case unwinds
+   through its own error path; the report shows the budget (expected) and
+   nothing else. */
+static void a_hung_task_is_ended_by_the_case_budget(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = fast_options();
+    struct one_kernel k = { 0, WORKER_KERNEL_SLEEP, 60000 };
+
+    mpf_expect(MPF_BUDGET, "wk-chip-0");
+    worker *w = up_tree("L3{chip}", &o, &t);
+    assert_int_equal(worker_run(w, one_kernel_orch, &k), -EIO);
+    assert_contains(worker_last_error(w), "killed by signal 9 (KILL)");
+    assert_true(mpf_budget_expired());
+}
+
 /* ---- device memory ---- */
 
 static void device_memory_round_trip_and_free(void **state)
@@ -1012,6 +1030,7 @@ int main(void)
         mpfw_unit_test(close_timeout_defers_teardown_and_retry_completes, 5000),
         mpfw_unit_test(unwaited_job_is_drained_by_close, 5000),
         mpfw_unit_test(reentrant_close_from_a_run_is_rejected, 5000),
+        mpfw_unit_test(a_hung_task_is_ended_by_the_case_budget, 1000),
         mpfw_unit_test(device_memory_round_trip_and_free, 5000),
         mpfw_unit_test(device_memory_leak_is_named_and_reclaimed_by_close, 5000),
         mpfw_unit_test(device_memory_leak_is_visible_to_the_fixture_as_shm, 5000),
