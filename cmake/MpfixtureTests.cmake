@@ -3,36 +3,74 @@
 #     [LINK_LIBRARIES <lib>...]
 #     LABELS <label>...
 #     [ENVIRONMENT <VAR=value>...]
+#     [TIMEOUT <seconds>] [RUN_SERIAL]
 #     [EXPECT_OUTPUT <case> <regex> [<case> <regex>]...])
 #
 # Builds a cmocka test binary that uses mpf_run_group_tests() and registers
 # every case of it as its own ctest test named <target>.<case>, so that -R,
 # -j, --repeat, labels and sharding come from ctest itself. The cases are
-# discovered after each build of it by running `<target> --list`. A case listed in
-# EXPECT_OUTPUT passes when its output matches the regex (a must-fail case
-# that dies on purpose, e.g. killed by the watchdog), whatever its exit code.
-# Each test's TIMEOUT sits above the case's budget plus grace, scaled by
-# MPF_CTEST_TIMEOUT_FACTOR, so the fixture's report always beats ctest's.
-set(MPF_CTEST_TIMEOUT_FACTOR 3 CACHE STRING "ctest TIMEOUT = factor * (budget + grace) + 30 s")
+# discovered after each build of it by running `<target> --list`. A case
+# listed in EXPECT_OUTPUT passes when its output matches the regex (a
+# must-fail case that dies on purpose, e.g. killed by the watchdog),
+# whatever its exit code; it also gets the label must_fail.
+#
+# Each test's TIMEOUT sits above the case's budget plus grace, times the
+# MPF_REPEAT count of ENVIRONMENT, scaled by MPF_CTEST_TIMEOUT_FACTOR, so
+# the fixture's report always beats ctest's; TIMEOUT overrides it.
+#
+# mpf_add_cmocka_variant(<target> SUFFIX <s>
+#     LABELS <label>... [ENVIRONMENT <VAR=value>...]
+#     [TIMEOUT <seconds>] [RUN_SERIAL] [CASES <regex>])
+#
+# Registers the cases of a binary made by mpf_add_cmocka_test() (those
+# matching CASES) once more, as <target>.<case>.<s>, with their own labels
+# and environment: e.g. the soak form of a stress suite, MPF_REPEAT=1000.
+set(MPF_CTEST_TIMEOUT_FACTOR 3 CACHE STRING "ctest TIMEOUT = factor * (budget + grace) * repeats + 30 s")
 set(MPF_TEST_LAUNCHER "" CACHE STRING
     "Command list each case runs under, e.g. valgrind;-q;--trace-children=yes")
 set(MPF_DISCOVER_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/MpfDiscover.cmake)
 
 function(mpf_add_cmocka_test target)
-  cmake_parse_arguments(A "" "" "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;EXPECT_OUTPUT" ${ARGN})
+  cmake_parse_arguments(A "RUN_SERIAL" "TIMEOUT"
+                        "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;EXPECT_OUTPUT" ${ARGN})
   if(NOT A_SOURCES)
     message(FATAL_ERROR "mpf_add_cmocka_test(${target}): SOURCES is required")
   endif()
   add_executable(${target} ${A_SOURCES})
   target_link_libraries(${target} PRIVATE mpfixture ${A_LINK_LIBRARIES} cmocka)
+  _mpf_register_cases(${target} "" "${A_LABELS}" "${A_ENVIRONMENT}"
+                      "${A_TIMEOUT}" "${A_RUN_SERIAL}" "" "${A_EXPECT_OUTPUT}")
+endfunction()
 
-  set(params ${CMAKE_CURRENT_BINARY_DIR}/${target}_params.cmake)
-  set(tests ${CMAKE_CURRENT_BINARY_DIR}/${target}_tests.cmake)
-  set(include ${CMAKE_CURRENT_BINARY_DIR}/${target}_include.cmake)
+function(mpf_add_cmocka_variant target)
+  cmake_parse_arguments(A "RUN_SERIAL" "SUFFIX;TIMEOUT;CASES" "LABELS;ENVIRONMENT" ${ARGN})
+  if(NOT A_SUFFIX OR NOT TARGET ${target})
+    message(FATAL_ERROR "mpf_add_cmocka_variant(${target}): needs SUFFIX and "
+                        "a target made by mpf_add_cmocka_test()")
+  endif()
+  _mpf_register_cases(${target} "${A_SUFFIX}" "${A_LABELS}" "${A_ENVIRONMENT}"
+                      "${A_TIMEOUT}" "${A_RUN_SERIAL}" "${A_CASES}" "")
+endfunction()
+
+# Writes the registration's parameters, and a build step that lists the
+# cases and writes the ctest include (MpfDiscover.cmake).
+function(_mpf_register_cases target suffix labels environment timeout
+         run_serial cases expect_output)
+  set(tag ${target})
+  if(suffix)
+    set(tag ${target}_${suffix})
+  endif()
+  set(params ${CMAKE_CURRENT_BINARY_DIR}/${tag}_params.cmake)
+  set(tests ${CMAKE_CURRENT_BINARY_DIR}/${tag}_tests.cmake)
+  set(include ${CMAKE_CURRENT_BINARY_DIR}/${tag}_include.cmake)
   file(WRITE ${params}.new
-    "set(MPF_LABELS [==[${A_LABELS}]==])\n"
-    "set(MPF_ENVIRONMENT [==[${A_ENVIRONMENT}]==])\n"
-    "set(MPF_EXPECT_OUTPUT [==[${A_EXPECT_OUTPUT}]==])\n"
+    "set(MPF_SUFFIX [==[${suffix}]==])\n"
+    "set(MPF_LABELS [==[${labels}]==])\n"
+    "set(MPF_ENVIRONMENT [==[${environment}]==])\n"
+    "set(MPF_TIMEOUT [==[${timeout}]==])\n"
+    "set(MPF_RUN_SERIAL [==[${run_serial}]==])\n"
+    "set(MPF_CASES [==[${cases}]==])\n"
+    "set(MPF_EXPECT_OUTPUT [==[${expect_output}]==])\n"
     "set(MPF_TIMEOUT_FACTOR \"${MPF_CTEST_TIMEOUT_FACTOR}\")\n"
     "set(MPF_LAUNCHER [==[${MPF_TEST_LAUNCHER}]==])\n"
     "set(MPF_WORKDIR \"${CMAKE_CURRENT_BINARY_DIR}\")\n")
@@ -41,15 +79,15 @@ function(mpf_add_cmocka_test target)
     "if(EXISTS \"${tests}\")\n"
     "  include(\"${tests}\")\n"
     "else()\n"
-    "  add_test(${target}_NOT_BUILT ${target}_NOT_BUILT)\n"
+    "  add_test(${tag}_NOT_BUILT ${tag}_NOT_BUILT)\n"
     "endif()\n")
   # Re-list the cases whenever the binary or the registration changes.
   add_custom_command(OUTPUT ${tests}
     COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:${target}> -DSTEM=${target}
             -DPARAMS=${params} -DOUT=${tests} -P ${MPF_DISCOVER_SCRIPT}
     DEPENDS ${target} ${params} ${MPF_DISCOVER_SCRIPT}
-    COMMENT "Listing the cases of ${target}"
+    COMMENT "Listing the cases of ${tag}"
     VERBATIM)
-  add_custom_target(${target}_cases ALL DEPENDS ${tests})
+  add_custom_target(${tag}_cases ALL DEPENDS ${tests})
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include})
 endfunction()
