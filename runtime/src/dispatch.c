@@ -462,9 +462,11 @@ static bool collect_ctl(worker *w, struct worker__child *c, int64_t now)
     if (c->ctl->deadline_ns && now >= c->ctl->deadline_ns) {
         /* No reply in time: the command may still be running in the child,
            so the base frame is not ours to reuse. Poison (sticky). */
-        poison(w, c, "%scontrol %s timed out after %.3f s", pre,
+        char note[96];
+        worker__fault_note(c->mb, note, sizeof(note));
+        poison(w, c, "%scontrol %s timed out after %.3f s%s", pre,
                ctl_name(c->ctl->cmd),
-               (double)(now - c->ctl->issued_ns) / 1e9);
+               (double)(now - c->ctl->issued_ns) / 1e9, note);
         ctl_finish(c, -ETIMEDOUT, 0, "%s", c->poison);
         return true;
     }
@@ -474,11 +476,13 @@ static bool collect_ctl(worker *w, struct worker__child *c, int64_t now)
 /* The child exited (peeked, not reaped): fail what it owned. */
 static void mark_dead(worker *w, struct worker__child *c, int status)
 {
-    char st[64], pre[64];
+    char st[160], pre[64], note[96];
 
     c->dead = true;
     c->wait_status = status;
     worker__describe_status(status, st, sizeof(st));
+    worker__fault_note(c->mb, note, sizeof(note));
+    strncat(st, note, sizeof(st) - strlen(st) - 1);
     worker__child_prefix(w, c, pre, sizeof(pre));
     if (c->inflight) {
         struct worker__task *t = c->inflight;

@@ -326,6 +326,33 @@ void worker_set_fault_hook(worker_fault_hook_fn fn)
     hook = fn;
 }
 
+/*
+ * A child about to die or hang at a scripted fault says where in its
+ * mailbox first: its parent then names the point and the action in the
+ * error (a crash or a hang leaves no message of its own).
+ */
+static void leave_fault_word(unsigned point, int action)
+{
+    if (worker__self.is_child && worker__self.mailbox)
+        worker__mb_store(&worker__self.mailbox->frame[0].fault,
+                         ((uint32_t)action << 8) | (point + 1));
+}
+
+void worker__fault_note(const worker__mailbox *mb, char *buf, size_t size)
+{
+    uint32_t f = mb ? worker__mb_load(&mb->frame[0].fault) : 0;
+    unsigned point = (f & 0xffu) - 1, action = f >> 8;
+    const char *aname = "?";
+
+    buf[0] = '\0';
+    if (!f || point >= WORKER__FP_COUNT)
+        return;
+    for (size_t i = 0; i < sizeof(action_names) / sizeof(action_names[0]); i++)
+        if ((unsigned)action_names[i].kind == action)
+            aname = action_names[i].name;
+    snprintf(buf, size, ", at fault point %s (%s)", point_names[point], aname);
+}
+
 int worker__fault_fire(unsigned point, char *msg, size_t msg_size)
 {
     if (hook)
@@ -343,6 +370,7 @@ int worker__fault_fire(unsigned point, char *msg, size_t msg_size)
                 delay_ms(a->arg);
                 break;
             case FA_HANG:
+                leave_fault_word(point, FA_HANG);
                 for (;;)
                     pause();
             case FA_FAIL:
@@ -351,13 +379,17 @@ int worker__fault_fire(unsigned point, char *msg, size_t msg_size)
                 return -EIO;
             case FA_EXIT:
                 /* Never exits the caller of the library: children only. */
-                if (worker__self.is_child)
+                if (worker__self.is_child) {
+                    leave_fault_word(point, FA_EXIT);
                     worker__child_exit((int)a->arg);
+                }
                 break;
             case FA_SIGTERM:
+                leave_fault_word(point, FA_SIGTERM);
                 kill(getpid(), SIGTERM);
                 break;
             case FA_SIGKILL:
+                leave_fault_word(point, FA_SIGKILL);
                 kill(getpid(), SIGKILL);
                 break;
             case FA_SIGNAL_PARENT:
@@ -369,8 +401,13 @@ int worker__fault_fire(unsigned point, char *msg, size_t msg_size)
                     kill(worker__self.ppid_before_fork, (int)a->arg);
                 break;
             case FA_GATE_WAIT:
-                if (gates)
+                if (gates) {
+                    leave_fault_word(point, FA_GATE_WAIT);
                     worker__gate_wait(gates, (unsigned)a->arg);
+                    /* Released: no longer held there. */
+                    if (worker__self.is_child && worker__self.mailbox)
+                        worker__mb_store(&worker__self.mailbox->frame[0].fault, 0);
+                }
                 break;
             case FA_GATE_OPEN:
                 if (gates)

@@ -79,6 +79,9 @@ extern uint32_t worker__fault_mask;
 /* Run the actions armed at `point`. Returns 0, or -EIO for a fail action,
    with the message copied into msg (if msg_size > 0). */
 int worker__fault_fire(unsigned point, char *msg, size_t msg_size);
+/* ", at fault point <point> (<action>)" for a child's mailbox whose fault
+   word is set (the child died or hung at a scripted fault), else "". */
+void worker__fault_note(const worker__mailbox *mb, char *buf, size_t size);
 
 #define WORKER__FAULT(point, msg, size)                                      \
     (__builtin_expect((worker__fault_mask >> (point)) & 1u, 0)               \

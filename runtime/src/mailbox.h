@@ -21,7 +21,12 @@
  *   32   u32  shutdown     sticky, 0 -> 1 only, written by the parent only
  *   36   u32  bell         futex word the child parks on; bumped on every
  *                          parent store that the child must notice
- *   40   u8   reserved[24]
+ *   40   u32  fault        frame 0: the fault point and action a child is
+ *                          about to die or hang at ((action << 8) |
+ *                          (point + 1)), release-stored; 0 = none. The
+ *                          parent names it when the child dies or times
+ *                          out without a word of its own.
+ *   44   u8   reserved[20]
  *   64   u8   args[WORKER__MB_ARGS_SIZE]
  *   3840 char msg[256]     NUL-terminated error text
  *
@@ -58,7 +63,8 @@ enum worker__mb_state {
 };
 
 #define WORKER__MB_MAGIC 0x424d4b57u /* "WKMB" little-endian */
-#define WORKER__MB_VERSION 2u /* 2: task and control overlays of args */
+#define WORKER__MB_VERSION 3u /* 2: task and control overlays of args;
+                                 3: the fault word */
 #define WORKER__MB_FRAME_SIZE 4096u
 #define WORKER__MB_FRAMES 2u
 #define WORKER__MAILBOX_SIZE (WORKER__MB_FRAME_SIZE * WORKER__MB_FRAMES)
@@ -77,7 +83,8 @@ typedef struct worker__mb_frame {
     uint32_t child_pid;
     _Atomic uint32_t shutdown;
     _Atomic uint32_t bell;
-    uint8_t reserved[24];
+    _Atomic uint32_t fault;
+    uint8_t reserved[20];
     uint8_t args[WORKER__MB_ARGS_SIZE];
     char msg[WORKER__MB_MSG_SIZE];
 } worker__mb_frame;
@@ -89,6 +96,7 @@ _Static_assert(offsetof(worker__mb_frame, subcmd) == 16, "subcmd at 16");
 _Static_assert(offsetof(worker__mb_frame, depth) == 24, "depth at 24");
 _Static_assert(offsetof(worker__mb_frame, shutdown) == 32, "shutdown at 32");
 _Static_assert(offsetof(worker__mb_frame, bell) == 36, "bell at 36");
+_Static_assert(offsetof(worker__mb_frame, fault) == 40, "fault at 40");
 _Static_assert(offsetof(worker__mb_frame, args) == WORKER__MB_ARGS_OFF, "args");
 _Static_assert(offsetof(worker__mb_frame, msg) == WORKER__MB_MSG_OFF, "msg");
 _Static_assert(sizeof(worker__mb_frame) == WORKER__MB_FRAME_SIZE, "frame size");

@@ -470,7 +470,7 @@ static int spawn(worker *w, struct worker__child *c)
 
 static int barrier_fail_exited(worker *w, struct worker__child *c)
 {
-    char who[96], st[64];
+    char who[96], st[64], note[96];
     uint32_t s = c->mb ? worker__mb_load(&c->mb->frame[0].state) : WORKER__MB_IDLE;
 
     child_label(c, who, sizeof(who));
@@ -482,7 +482,9 @@ static int barrier_fail_exited(worker *w, struct worker__child *c)
         return -EIO;
     }
     worker__describe_status(c->wait_status, st, sizeof(st));
-    worker__set_error(w, "%s exited during init before signalling ready (%s)", who, st);
+    worker__fault_note(c->mb, note, sizeof(note));
+    worker__set_error(w, "%s exited during init before signalling ready (%s%s)",
+                      who, st, note);
     return -EIO;
 }
 
@@ -539,13 +541,16 @@ static int barrier(worker *w, size_t first, size_t count)
         }
         int64_t now = worker__now_ns();
         if (now >= w->deadline_ns) {
-            char list[300];
+            char list[600], note[96];
             size_t off = 0;
             list[0] = '\0';
-            for (size_t i = 0; i < np && off < sizeof(list) - 32; i++)
-                off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%u (pid %d)",
-                                        i ? ", " : "", pending[i]->index,
-                                        (int)pending[i]->pid);
+            for (size_t i = 0; i < np && off < sizeof(list) - 32; i++) {
+                worker__fault_note(pending[i]->mb, note, sizeof(note));
+                off += (size_t)snprintf(list + off, sizeof(list) - off,
+                                        "%s%u (pid %d%s)", i ? ", " : "",
+                                        pending[i]->index, (int)pending[i]->pid,
+                                        note);
+            }
             worker__set_error(w, "%s worker(s) [%s] did not become ready within the "
                                  "startup deadline (startup deadline exceeded)",
                               worker_child_kind_name(pending[0]->kind), list);

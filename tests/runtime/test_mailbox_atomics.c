@@ -115,6 +115,7 @@ static void every_declared_state_matches_the_wire_values(void **state)
     assert_int_equal(offsetof(worker__mb_frame, depth), 24);
     assert_int_equal(offsetof(worker__mb_frame, shutdown), 32);
     assert_int_equal(offsetof(worker__mb_frame, bell), 36);
+    assert_int_equal(offsetof(worker__mb_frame, fault), 40);
     assert_int_equal(offsetof(worker__mb_frame, args), 64);
     assert_int_equal(offsetof(worker__mb_frame, msg), 3840);
     assert_int_equal(sizeof(worker__mailbox), 8192);
@@ -124,7 +125,7 @@ static void every_declared_state_matches_the_wire_values(void **state)
    frame's (frame 1) and the control command's (frame 0). */
 static void task_and_control_overlays_are_pinned(void **state)
 {
-    assert_int_equal(WORKER__MB_VERSION, 2);
+    assert_int_equal(WORKER__MB_VERSION, 3);
     assert_int_equal(offsetof(worker__mb_task, seq), 0);
     assert_int_equal(offsetof(worker__mb_task, done_seq), 8);
     assert_int_equal(offsetof(worker__mb_task, result), 16);

@@ -1282,7 +1282,8 @@ static void cancel_by_own_sigterm_during_setup_exits_without_publishing(void **s
     assert_contains(worker_last_error(mpfw_tree_root(t)),
                     "sub worker 1 (pid");
     assert_contains(worker_last_error(mpfw_tree_root(t)),
-                    "exited during init before signalling ready (exited with code 1)");
+                    "exited during init before signalling ready (exited with code 1, "
+                    "at fault point setup_begin (sigterm))");
 }
 
 static void faults_armed_from_worker_faults_env(void **state)
