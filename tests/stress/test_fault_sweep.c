@@ -57,9 +57,15 @@
  *     are reached only after a child failed: the role's last child fails
  *     at setup_end (for rollback_after_kill its first child is also held
  *     at setup_begin ignoring SIGTERM, so the rollback must SIGKILL).
- *   - task_begin, task_end and control need run() / a control command,
- *     which the runtime does not have yet: they are swept once the run
- *     step exists (sweep_run_step below, the one place to add it).
+ *   - task_begin, task_end and control run in the run step: a run that
+ *     gives every node a task, then one that sends every child a control
+ *     command. A task held at a gate is released after RUN_WAIT_S; a task
+ *     hung for good (hang) is not swept: nothing but the case budget can
+ *     end it (close() defers teardown while a run is in flight), and
+ *     test_dispatch covers that. A control command has a deadline, so a
+ *     hang in the control handler is swept. A child killed at
+ *     after_init_ready must fail the run step, naming the point; one hung
+ *     there for good gets no run step (same reason as a hung task).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,8 +81,10 @@
 #define BOUND_S 3.0
 #define CASE_BUDGET_MS 8000
 
-/* Set to 1 once sweep_run_step() runs the tree (dispatch, issue 4). */
-#define SWEEP_HAVE_RUN_STEP 0
+/* The run step waits this long before it releases a held task; a control
+   command's deadline is shorter, so a held control always times out. */
+#define RUN_WAIT_S 0.5
+#define CONTROL_DEADLINE_S 0.25
 
 enum {
     G_PROBE = 0, /* opened before init: gate_wait on it only counts */
@@ -141,9 +149,9 @@ static const struct point_rule rules[] = {
     { "close_begin", PARENT, PH_CLOSE, true, false },
     { "close_after_broadcast", PARENT, PH_CLOSE, true, false },
     { "reap", PARENT, PH_CLOSE, true, false },
-    { "task_begin", CHILD, PH_RUN, false, false },
-    { "task_end", CHILD, PH_RUN, false, false },
-    { "control", CHILD, PH_RUN, false, false },
+    { "task_begin", CHILD, PH_RUN, true, false },
+    { "task_end", CHILD, PH_RUN, true, false },
+    { "control", CHILD, PH_RUN, true, false },
 };
 
 static const struct point_rule unknown_rule = { NULL, CHILD | PARENT, PH_UNKNOWN,
@@ -178,7 +186,10 @@ static bool applies(const struct point_rule *r, const char *point,
         return false;
     if (k == R_LEAF && !(r->sides & CHILD))
         return false;
-    if (r->phase == PH_RUN && !SWEEP_HAVE_RUN_STEP)
+    /* A task hung for good is ended only by the case budget (no runtime
+       call can end it: close() defers until the run is over), which
+       test_dispatch covers; a held task (gate_wait) is swept. */
+    if (r->phase == PH_RUN && a == A_HANG && strcmp(point, "control") != 0)
         return false;
     if (k == R_CALLER) {
         if (a == A_HANG || a == A_GATE_WAIT || a == A_SIGTERM || a == A_SIGKILL)
@@ -451,6 +462,74 @@ static void assert_needles(const char *err, const struct expectation *e)
              e->needle[1][0] ? "\"" : "", err);
 }
 
+/* A run's error names a leaf by its prefix under next.N's: which next.N is
+   not in the text (the chain's prefixes are stable: simpler's). */
+static void assert_run_names_role(const char *err, const char *role)
+{
+    char want[64];
+    const char *leaf = strchr(role, '/');
+    unsigned i = 0;
+
+    if (!leaf)
+        snprintf(want, sizeof(want), "child_worker level=3: ");
+    else if (sscanf(leaf + 1, "chip.%u", &i) == 1)
+        snprintf(want, sizeof(want), "child_worker level=3: chip dev=%u: ", i);
+    else
+        snprintf(want, sizeof(want), "child_worker level=3: sub_worker: ");
+    if (!strstr(err, want))
+        fail_msg("the run's error does not name %s (\"%s\"): \"%s\"", role,
+                 want, err);
+}
+
+/* What the run step must return when the point is one of the run's. */
+static void check_run(const struct combo *c, int rc, const char *err)
+{
+    char need[128];
+
+    bool control = strcmp(c->point_name, "control") == 0;
+
+    switch (c->action) {
+    case A_GATE_WAIT:
+        if (control) { /* held past its deadline: a timed-out control */
+            snprintf(need, sizeof(need), "timed out after");
+            break;
+        }
+        __attribute__((fallthrough)); /* a task held, then released */
+    case A_DELAY: case A_GATE_OPEN:
+    case A_SIGNAL_PARENT: case A_SIGTERM: case A_COUNT:
+        /* Slowed, held then released, or signalled while SIGTERM is
+           blocked (a serving child): the run still succeeds. */
+        if (rc != 0)
+            fail_msg("run returned %d, expected 0: \"%s\"", rc, err);
+        return;
+    case A_FAIL: marker(c, need, sizeof(need)); break;
+    case A_GATE_FAIL:
+        snprintf(need, sizeof(need), "gate %u is closed", G_FAIL_BASE + c->point);
+        break;
+    case A_EXIT:
+        snprintf(need, sizeof(need), "exited with code %u, at fault point %s (exit)",
+                 64 + c->point, c->point_name);
+        break;
+    case A_SIGKILL:
+        snprintf(need, sizeof(need), "at fault point %s (sigkill)", c->point_name);
+        break;
+    case A_HANG:
+        snprintf(need, sizeof(need), "at fault point %s (hang)", c->point_name);
+        break;
+    }
+    if (rc == 0)
+        fail_msg("run succeeded, expected a failure naming \"%s\"", need);
+    if (!strstr(err, need))
+        fail_msg("expected \"%s\" in the run's error: \"%s\"", need, err);
+    if (c->action == A_GATE_WAIT || c->action == A_HANG) {
+        snprintf(need, sizeof(need), "at fault point %s (%s)", c->point_name,
+                 action_names[c->action]);
+        if (!strstr(err, need))
+            fail_msg("expected \"%s\" in the run's error: \"%s\"", need, err);
+    }
+    assert_run_names_role(err, c->role);
+}
+
 /* ---- the case ---- */
 
 /*
@@ -462,10 +541,125 @@ static void assert_needles(const char *err, const struct expectation *e)
  * SWEEP_HAVE_RUN_STEP to 1 and give task_begin/task_end (and control, with
  * a control command) a phase other than PH_RUN in the rule table.
  */
-static void sweep_run_step(mpfw_tree *t, const struct combo *c)
+static int sweep_sub(void *arg, const void *args, size_t len, char *msg,
+                     size_t msg_size)
 {
-    (void)t;
-    (void)c;
+    (void)arg, (void)args, (void)len, (void)msg, (void)msg_size;
+    return 0;
+}
+
+/* Ping every child of the job's worker; the first failure fails the job
+   with the runtime's own text (which names the child and its error). */
+static int ping_children(worker_job *job, worker_child_kind kind, unsigned n)
+{
+    worker *w = worker_job_worker(job);
+    for (unsigned i = 0; i < n; i++) {
+        int rc = worker_control(w, kind, i, WORKER_CONTROL_PING, 0,
+                                CONTROL_DEADLINE_S, NULL);
+        if (rc)
+            return worker_job_fail(job, rc, "%s", worker_last_error(w));
+    }
+    return 0;
+}
+
+/* Orchestration callables of next.N, by id: 0 gives every leaf a task,
+   1 sends every leaf a control command. */
+enum { ORCH_TASKS, ORCH_CONTROLS };
+
+static int next_tasks_orch(worker_job *job, void *arg)
+{
+    (void)arg;
+    int rc;
+    if ((rc = worker_submit_sub(job, 0, 0, NULL, 0)) < 0 ||
+        (rc = worker_submit_chip(job, 0, WORKER_KERNEL_NOOP, NULL, 0)) < 0 ||
+        (rc = worker_submit_chip(job, 1, WORKER_KERNEL_NOOP, NULL, 0)) < 0)
+        return rc;
+    return 0;
+}
+
+static int next_controls_orch(worker_job *job, void *arg)
+{
+    (void)arg;
+    int rc = ping_children(job, WORKER_CHILD_SUB, 1);
+    return rc ? rc : ping_children(job, WORKER_CHILD_CHIP, 2);
+}
+
+/* In the caller: run 1 gives each next-level worker a task (which fans out
+   to its leaves); run 2 sends a control command to each next-level worker
+   and has each send one to its leaves. */
+static int root_tasks_orch(worker_job *job, void *arg)
+{
+    (void)arg;
+    int rc;
+    for (unsigned id = 0; id < 2; id++)
+        if ((rc = worker_submit_next(job, id, ORCH_TASKS, NULL, 0)) < 0)
+            return rc;
+    return 0;
+}
+
+static int root_controls_orch(worker_job *job, void *arg)
+{
+    (void)arg;
+    int rc = ping_children(job, WORKER_CHILD_NEXT, 2);
+    for (unsigned id = 0; id < 2 && rc == 0; id++)
+        if ((rc = worker_submit_next(job, id, ORCH_CONTROLS, NULL, 0)) > 0)
+            rc = 0;
+    return rc;
+}
+
+/* The callables the run step uses, registered before init. */
+static void register_callables(mpfw_tree *t)
+{
+    static const char *const nexts[] = { "next.0", "next.1" };
+    for (size_t i = 0; i < 2; i++) {
+        worker *w = mpfw_tree_find(t, nexts[i]);
+        assert_non_null(w);
+        assert_int_equal(worker_register_sub(w, "noop", sweep_sub, NULL), 0);
+        assert_int_equal(worker_register_orch(w, "tasks", next_tasks_orch, NULL),
+                         ORCH_TASKS);
+        assert_int_equal(worker_register_orch(w, "controls", next_controls_orch,
+                                              NULL),
+                         ORCH_CONTROLS);
+    }
+}
+
+/* One run of the run step: bounded; a task held at a gate is released
+   after RUN_WAIT_S and must then finish. The run's code; its error text in
+   err. */
+static int run_once(worker *w, worker_orch_fn fn, worker_gates *g, char *err,
+                    size_t err_size)
+{
+    worker_job *job = NULL;
+    double t0 = rt_now_s();
+    int rc = worker_submit(w, fn, NULL, &job);
+    if (rc == 0) {
+        rc = worker_wait(job, RUN_WAIT_S);
+        if (rc == -ETIMEDOUT) {
+            worker_gate_open(g, G_HOLD);
+            rc = worker_wait(job, BOUND_S);
+        }
+        snprintf(err, err_size, "%s", worker_job_error(job));
+        worker_job_free(job);
+    } else {
+        snprintf(err, err_size, "%s", worker_last_error(w));
+    }
+    double dt = rt_now_s() - t0;
+    if (dt >= BOUND_S)
+        fail_msg("run took %.3f s (bound %.1f s)", dt, BOUND_S);
+    return rc;
+}
+
+/*
+ * The run step of init -> run -> close on a READY tree: a run whose tasks
+ * reach every node, then (if it succeeded) a run of control commands to
+ * every child. Returns the first failing run's code, its text in err.
+ */
+static int sweep_run_step(mpfw_tree *t, worker_gates *g, char *err,
+                          size_t err_size)
+{
+    worker *w = mpfw_tree_root(t);
+    int rc = run_once(w, root_tasks_orch, g, err, err_size);
+    return rc ? rc : run_once(w, root_controls_orch, g, err, err_size);
 }
 
 static void sweep_case(void **state)
@@ -489,8 +683,10 @@ static void sweep_case(void **state)
     o.faults = spec;
     o.gates = g;
 
+    assert_int_equal(mpfw_tree_new(&t, TREE_SPEC, &o), 0);
+    register_callables(t);
     t0 = rt_now_s();
-    rc = mpfw_tree_spin_up(&t, TREE_SPEC, &o);
+    rc = worker_init(mpfw_tree_root(t));
     dt = rt_now_s() - t0;
     worker *w = mpfw_tree_root(t);
     const char *err = worker_last_error(w);
@@ -512,7 +708,20 @@ static void sweep_case(void **state)
         assert_needles(err, &e);
     } else {
         assert_int_equal(worker_get_state(w), WORKER_READY);
-        sweep_run_step(t, c);
+        char run_err[WORKER_ERROR_MAX * 4];
+        /* A child killed after its READY store fails the run that reaches
+           it, naming the point; one hung there for good would hang the run
+           (see the rules: not a runtime call's to end), so no run then. */
+        bool dies_ready = c->rule->phase == PH_READY &&
+                          (c->action == A_EXIT || c->action == A_SIGKILL);
+        if (!(c->rule->phase == PH_READY && c->action == A_HANG)) {
+            rc = sweep_run_step(t, g, run_err, sizeof(run_err));
+            if (c->rule->phase == PH_RUN || dies_ready)
+                check_run(c, rc, run_err);
+            else if (rc != 0)
+                fail_msg("run returned %d: \"%s\" (faults \"%s\")", rc,
+                         run_err, spec);
+        }
     }
 
     t0 = rt_now_s();
@@ -535,7 +744,8 @@ static void sweep_case(void **state)
        after_init_ready, which a child reaches after its READY store, while
        its parent may already be on its way back. */
     if (arrivals_init == 0 && arrivals > 0 && c->rule->phase != PH_CLOSE &&
-        c->rule->phase != PH_READY && c->rule->phase != PH_UNKNOWN)
+        c->rule->phase != PH_READY && c->rule->phase != PH_UNKNOWN &&
+        c->rule->phase != PH_RUN)
         fail_msg("%s ran in %s only during close; the rules expect it in init",
                  c->point_name, c->role);
     worker_gates_free(g);
