@@ -94,6 +94,14 @@ static bool must_stop(void)
            getppid() != worker__self.ppid_before_fork;
 }
 
+/* With SIGTERM blocked its handler cannot set the flag: a cancel sent
+   after the block is a pending signal. */
+static bool sigterm_pending(void)
+{
+    sigset_t p;
+    return sigpending(&p) == 0 && sigismember(&p, SIGTERM);
+}
+
 /* Wait until the deadline (0: none) unless cancelled or orphaned first.
    Returns 0 at the deadline, -ECANCELED on a cancel. */
 static int cancellable_wait(int64_t deadline_ns)
@@ -611,6 +619,9 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
     block_sigterm();
     if (rc == -ECANCELED)
         worker__child_exit(1);
+    if (rc == 0 &&
+        (rc = WORKER__FAULT(WORKER__FP_BEFORE_INIT_READY, msg, sizeof(msg))) != 0)
+        undo_setup(parent, &st);
     if (rc) {
         worker__mb_write_error(&c->mb->frame[0], 1, msg);
         worker__mb_store(&c->mb->frame[0].state, WORKER__MB_INIT_FAILED);
@@ -618,8 +629,10 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
         (void)WORKER__FAULT(WORKER__FP_AFTER_INIT_FAILED, msg, sizeof(msg));
         worker__child_exit(1);
     }
-    if (must_stop()) {
-        /* The cancel arrived during setup but after its last check. */
+    if (must_stop() || sigterm_pending()) {
+        /* The cancel arrived during setup but after its last check, or
+           after SIGTERM was blocked (window (b) of the seed race): either
+           way before READY, so it wins. */
         undo_setup(parent, &st);
         worker__child_exit(1);
     }

@@ -74,6 +74,7 @@ static const char *const point_names[WORKER__FP_COUNT] = {
     [WORKER__FP_CONTROL] = "control",
     [WORKER__FP_REAP] = "reap",
     [WORKER__FP_INIT_WAIT] = "init_wait",
+    [WORKER__FP_BEFORE_INIT_READY] = "before_init_ready",
 };
 
 _Static_assert(WORKER__FP_COUNT <= 32, "fault mask is 32 bits");

@@ -69,6 +69,9 @@ enum worker__fault_point {
     WORKER__FP_INIT_WAIT,           /* parent: a caller (init, run, control,
                                        device call) starts waiting for a
                                        startup epoch in progress */
+    WORKER__FP_BEFORE_INIT_READY,   /* child: setup returned, SIGTERM
+                                       blocked, before the READY store;
+                                       fail = init fails */
     WORKER__FP_COUNT
 };
 

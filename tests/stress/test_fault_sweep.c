@@ -135,6 +135,7 @@ struct point_rule {
 static const struct point_rule rules[] = {
     { "setup_begin", CHILD, PH_SETUP, true, false },
     { "setup_end", CHILD, PH_SETUP, true, false },
+    { "before_init_ready", CHILD, PH_SETUP, true, false },
     { "after_init_failed", CHILD, PH_FAILED, true, false },
     { "after_init_ready", CHILD, PH_READY, true, false },
     { "serve_shutdown", CHILD, PH_CLOSE, true, false },

@@ -14,8 +14,8 @@
  * SIGTERM lands in the window every time.
  *
  *   (a) during setup         next.1 held in its nested init's barrier
- *   (b) setup returned,      next.1 held at setup_end (the last point of
- *       READY not stored     setup, after its subtree is READY)
+ *   (b) setup returned,      next.1 held at before_init_ready (its subtree
+ *       READY not stored     READY, SIGTERM already blocked)
  *   (c) INIT_FAILED stored,  next.1 held at after_init_failed — the seed
  *       _exit not reached
  *   (d) READY stored,        next.1 held at after_init_ready, after the
@@ -156,10 +156,11 @@ static void sigterm_during_setup_is_a_cooperative_cancel(void **state)
 
 /*
  * (b) SIGTERM between setup returning and the READY store. next.1's
- * subtree is READY and next.1 is held at setup_end, the last point of
- * setup. The cancel flag is re-checked with SIGTERM blocked right before
- * READY would be published: the cancel wins, next.1 closes its subtree and
- * exits 1, never READY.
+ * subtree is READY and next.1 is held at before_init_ready: setup has
+ * returned and SIGTERM is already blocked, so the rollback's SIGTERM stays
+ * pending and no handler sets the cancel flag. The check right before the
+ * READY store sees the pending signal: the cancel wins, next.1 closes its
+ * subtree and exits 1, never READY.
  */
 static void sigterm_between_setup_and_ready_store_wins_over_ready(void **state)
 {
@@ -167,7 +168,7 @@ static void sigterm_between_setup_and_ready_store_wins_over_ready(void **state)
 
     open_window(&win, "L4{L3{sub}:fail,L3{sub,chip}}",
                 "next.0:setup_begin=gate_wait(1);"
-                "next.1:setup_end=gate_open(1)+gate_wait(2);"
+                "next.1:before_init_ready=gate_open(1)+gate_wait(2);"
                 "root:rollback_after_sigterm=gate_open(2)",
                 "next worker 0 (pid");
     assert_int_equal(worker_gate_arrivals(win.g, G_RELEASE), 1);
