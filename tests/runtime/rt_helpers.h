@@ -17,6 +17,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mpfixture_worker.h"
+
+/* Options for trees in tests: deadlines well above what a loaded 2-core
+   machine needs, well below the case budgets. */
+static inline mpfw_options rt_fast_options(void)
+{
+    mpfw_options o = MPFW_OPTIONS_INIT;
+    o.startup_timeout_s = 5;
+    o.rollback_timeout_s = 1;
+    o.close_timeout_s = 2;
+    return o;
+}
+
 static inline double rt_now_s(void)
 {
     struct timespec ts;
@@ -97,6 +110,16 @@ static inline size_t rt_children_of(pid_t pid, pid_t *out, size_t max)
         out[n++] = (pid_t)v;
     }
     return n;
+}
+
+/* The pid of a worker's child (the case fails if there is none). */
+static inline pid_t rt_child_pid(worker *w, worker_child_kind kind,
+                                 unsigned index)
+{
+    pid_t pids[WORKER_MAX_CHILDREN];
+    size_t n = worker_child_pids(w, kind, pids, WORKER_MAX_CHILDREN);
+    assert_true(index < n);
+    return pids[index];
 }
 
 #endif /* RT_HELPERS_H */

@@ -24,23 +24,6 @@
 /* MailboxState values (the wire format; simpler's numbering). */
 enum { MB_SHUTDOWN = 3, MB_CONTROL_REQUEST = 4, MB_CONTROL_DONE = 5 };
 
-static mpfw_options fast_options(void)
-{
-    mpfw_options o = MPFW_OPTIONS_INIT;
-    o.startup_timeout_s = 5;
-    o.rollback_timeout_s = 1;
-    o.close_timeout_s = 2;
-    return o;
-}
-
-static pid_t child_pid(worker *w, worker_child_kind kind, unsigned index)
-{
-    pid_t pids[WORKER_MAX_CHILDREN];
-    size_t n = worker_child_pids(w, kind, pids, WORKER_MAX_CHILDREN);
-    assert_true(index < n);
-    return pids[index];
-}
-
 /* Block until the process behind pid exits (a blocking wait, not a poll
    loop). 0, or -ETIMEDOUT. */
 static int await_exit(pid_t pid, int timeout_ms)
@@ -57,17 +40,17 @@ static int await_exit(pid_t pid, int timeout_ms)
 static void ping_returns_the_child_pid(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     uint64_t r = 0;
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L4{sub,L3{chip}}", &o), 0);
     worker *w = mpfw_tree_root(t);
     assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0,
                                     2.0, &r), 0);
-    assert_int_equal((pid_t)r, child_pid(w, WORKER_CHILD_SUB, 0));
+    assert_int_equal((pid_t)r, rt_child_pid(w, WORKER_CHILD_SUB, 0));
     assert_int_equal(worker_control(w, WORKER_CHILD_NEXT, 0, WORKER_CONTROL_PING, 0,
                                     WORKER_WAIT_FOREVER, &r), 0);
-    assert_int_equal((pid_t)r, child_pid(w, WORKER_CHILD_NEXT, 0));
+    assert_int_equal((pid_t)r, rt_child_pid(w, WORKER_CHILD_NEXT, 0));
     /* The base frame is back to IDLE after every command. */
     assert_int_equal(worker_child_mailbox_state(w, WORKER_CHILD_SUB, 0), 0);
     assert_int_equal(mpfw_tree_close(t), 0);
@@ -115,7 +98,7 @@ static void one_clobber(worker_gates *g, unsigned round)
     worker_gate_reset(g, 0);
     assert_int_equal(worker_new(&w, &o), 0);
     assert_int_equal(worker_init(w), 0);
-    pid_t pid = child_pid(w, WORKER_CHILD_SUB, 0);
+    pid_t pid = rt_child_pid(w, WORKER_CHILD_SUB, 0);
     call.w = w;
     call.rc = 1;
     assert_int_equal(pthread_create(&th, NULL, control_in_thread, &call), 0);
@@ -170,7 +153,7 @@ static void timed_out_control_poisons_the_endpoint(void **state)
 {
     mpfw_tree *t;
     worker_gates *g;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     uint64_t r;
     int sub0 = 0, sub1 = 1;
 
@@ -181,7 +164,7 @@ static void timed_out_control_poisons_the_endpoint(void **state)
     worker *w = mpfw_tree_root(t);
     assert_int_equal(worker_register_sub(w, "nothing", nothing, NULL), 0);
     assert_int_equal(worker_init(w), 0);
-    pid_t pid = child_pid(w, WORKER_CHILD_SUB, 0);
+    pid_t pid = rt_child_pid(w, WORKER_CHILD_SUB, 0);
 
     double t0 = rt_now_s();
     int rc = worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0, 0.1, &r);
@@ -215,7 +198,7 @@ static void timed_out_control_poisons_the_endpoint(void **state)
 static void control_error_from_the_child_surfaces_without_poisoning(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     uint64_t r;
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub,chip}", &o), 0);
@@ -236,12 +219,12 @@ static void control_error_from_the_child_surfaces_without_poisoning(void **state
 static void control_to_a_child_that_died_fails_with_its_status(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     uint64_t r;
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub*2}", &o), 0);
     worker *w = mpfw_tree_root(t);
-    pid_t pid = child_pid(w, WORKER_CHILD_SUB, 1);
+    pid_t pid = rt_child_pid(w, WORKER_CHILD_SUB, 1);
     assert_int_equal(kill(pid, SIGKILL), 0);
     double t0 = rt_now_s();
     assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 1, WORKER_CONTROL_PING, 0,
@@ -259,7 +242,7 @@ static void control_to_a_child_that_died_fails_with_its_status(void **state)
 static void child_dying_in_its_control_handler_fails_the_command_at_once(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     uint64_t r;
 
     o.faults = "chip.0:control=sigkill";
@@ -277,7 +260,7 @@ static void child_dying_in_its_control_handler_fails_the_command_at_once(void **
 static void control_arguments_and_states_are_checked(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     uint64_t r;
 
     assert_int_equal(mpfw_tree_new(&t, "L3{sub}", &o), 0);

@@ -25,16 +25,6 @@
 
 /* ---- helpers ---- */
 
-static mpfw_options fast_options(void)
-{
-    mpfw_options o = MPFW_OPTIONS_INIT;
-    o.startup_timeout_s = 5;
-    o.rollback_timeout_s = 1;
-    o.close_timeout_s = 2;
-    o.drain_timeout_s = 5;
-    return o;
-}
-
 /* A tree from spec, built NEW so callables can be registered first. */
 static worker *new_tree(const char *spec, const mpfw_options *o, mpfw_tree **t)
 {
@@ -49,14 +39,6 @@ static worker *up_tree(const char *spec, const mpfw_options *o, mpfw_tree **t)
     if (rc)
         fail_msg("init of %s: %d %s", spec, rc, worker_last_error(w));
     return w;
-}
-
-static pid_t child_pid(worker *w, worker_child_kind kind, unsigned index)
-{
-    pid_t pids[WORKER_MAX_CHILDREN];
-    size_t n = worker_child_pids(w, kind, pids, WORKER_MAX_CHILDREN);
-    assert_true(index < n);
-    return pids[index];
 }
 
 /* ---- vector add on N chips ---- */
@@ -87,7 +69,7 @@ static int vadd_orch(worker_job *job, void *arg)
 static void vector_add_on(unsigned chips)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     char spec[32];
     const size_t n = 4096;
     struct vadd v = { .chips = chips, .per_chip = n / chips };
@@ -198,7 +180,7 @@ static int many_orch(worker_job *job, void *arg)
 static void ten_thousand_noop_tasks_complete_in_order(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct order ord = { rt_shared_counters(1) };
     worker *w = new_tree("L3{sub*2}", &o, &t);
 
@@ -230,7 +212,7 @@ static int ten_chip_noops(worker_job *job, void *arg)
 static void run_equals_submit_then_wait(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker_job *job;
     worker *w = up_tree("L3{chip*4}", &o, &t);
 
@@ -248,7 +230,7 @@ static void run_equals_submit_then_wait(void **state)
 static void wait_rejects_unrepresentable_timeout(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker_job *job;
     worker *w = up_tree("L3{chip*4}", &o, &t);
 
@@ -311,7 +293,7 @@ static int deps_orch(worker_job *job, void *arg)
 static void explicit_dependencies_order_tasks(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct deps d;
     worker_job *job;
     uint64_t sum = 0;
@@ -359,7 +341,7 @@ static void any_sub_tasks_spread_over_idle_subs(void **state)
     mpfw_tree *t;
     worker_gates *g;
     worker_job *job;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     _Atomic unsigned *seen = rt_shared_counters(5);
 
     assert_int_equal(worker_gates_new(&g), 0);
@@ -402,7 +384,7 @@ static int one_kernel_orch(worker_job *job, void *arg)
 static void fault_at_task_end_fails_the_task_with_the_chip_prefix(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct one_kernel k = { 1, WORKER_KERNEL_NOOP, 0 };
 
     o.faults = "chip.1:task_end=fail(device lost the result)";
@@ -462,7 +444,7 @@ static int l4_fan(worker_job *job, void *arg)
 static void next_level_task_passes_its_argument_blob(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     _Atomic unsigned *sum = rt_shared_counters(1);
     struct fan f = { 25, 3 };
 
@@ -490,7 +472,7 @@ static int l4_bad_id(worker_job *job, void *arg)
 static void next_level_task_with_unknown_callable_is_rejected_at_submit(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     worker *w = up_tree("L4{L3{sub}}", &o, &t);
     assert_int_equal(worker_run(w, l4_bad_id, NULL), -EINVAL);
@@ -522,10 +504,10 @@ static void assert_close_reports_exited(worker *w, worker_child_kind kind,
 static void chip_crashing_mid_task(int sig, const char *name)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct one_kernel k = { 1, WORKER_KERNEL_CRASH, (uint64_t)sig };
     worker *w = up_tree("L3{sub,chip*2}", &o, &t);
-    pid_t pid = child_pid(w, WORKER_CHILD_CHIP, 1);
+    pid_t pid = rt_child_pid(w, WORKER_CHILD_CHIP, 1);
     char want[96];
 
     double t0 = rt_now_s();
@@ -567,7 +549,7 @@ static void chip_killed_from_outside_mid_task_fails_the_run_within_100ms(void **
 {
     mpfw_tree *t;
     worker_gates *g;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct one_kernel k = { 0, WORKER_KERNEL_NOOP, 0 };
     worker_job *job;
 
@@ -575,7 +557,7 @@ static void chip_killed_from_outside_mid_task_fails_the_run_within_100ms(void **
     o.gates = g;
     o.faults = "chip.0:task_begin=gate_wait(0)";
     worker *w = up_tree("L3{chip*2}", &o, &t);
-    pid_t pid = child_pid(w, WORKER_CHILD_CHIP, 0);
+    pid_t pid = rt_child_pid(w, WORKER_CHILD_CHIP, 0);
     assert_int_equal(worker_submit(w, one_kernel_orch, &k, &job), 0);
     assert_int_equal(worker_gate_await_arrivals(g, 0, 1, 2000), 0);
     double t0 = rt_now_s();
@@ -615,7 +597,7 @@ static void next_level_child_dying_mid_run_fails_the_run_within_100ms(void **sta
 {
     mpfw_tree *t;
     worker_gates *g;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker_job *job;
     char want[96];
 
@@ -628,7 +610,7 @@ static void next_level_child_dying_mid_run_fails_the_run_within_100ms(void **sta
     assert_int_equal(worker_register_orch(mpfw_tree_find(t, "next.0"), "sleep",
                                           l3_sleep_orch, NULL), 0);
     assert_int_equal(worker_init(w), 0);
-    pid_t pid = child_pid(w, WORKER_CHILD_NEXT, 0);
+    pid_t pid = rt_child_pid(w, WORKER_CHILD_NEXT, 0);
     assert_int_equal(worker_submit(w, l4_orch, NULL, &job), 0);
     /* The L3 child is inside its task (its chip started the sleep). */
     assert_int_equal(worker_gate_await_arrivals(g, 0, 1, 2000), 0);
@@ -674,7 +656,7 @@ static int one_sub_orch(worker_job *job, void *arg)
 static void sub_dying_in_its_callable_fails_the_run_with_its_status(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker *w = new_tree("L3{sub}", &o, &t);
 
     assert_int_equal(worker_register_sub(w, "abort", abort_sub, NULL), 0);
@@ -716,7 +698,7 @@ static void close_drains_in_flight_run(void **state)
 {
     mpfw_tree *t;
     worker_gates *g;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     pthread_t th;
 
     assert_int_equal(worker_gates_new(&g), 0);
@@ -743,14 +725,14 @@ static void close_drains_in_flight_run(void **state)
 static void close_timeout_defers_teardown_and_retry_completes(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker_job *job;
     pid_t pid;
 
     o.drain_timeout_s = 0.2;
     worker *w = up_tree("L3{chip,sub}", &o, &t);
     struct sleeper s = { w, 700, -1, 0 };
-    pid = child_pid(w, WORKER_CHILD_CHIP, 0);
+    pid = rt_child_pid(w, WORKER_CHILD_CHIP, 0);
     assert_int_equal(worker_submit(w, sleep_orch, &s, &job), 0);
     double t0 = rt_now_s();
     assert_int_equal(worker_close(w), -ETIMEDOUT);
@@ -775,7 +757,7 @@ static void close_timeout_defers_teardown_and_retry_completes(void **state)
 static void unwaited_job_is_drained_by_close(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker_job *job;
     worker *w = up_tree("L3{chip}", &o, &t);
     struct sleeper s = { w, 100, -1, 0 };
@@ -797,7 +779,7 @@ static int close_inside_orch(worker_job *job, void *arg)
 static void reentrant_close_from_a_run_is_rejected(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker *w = up_tree("L3{chip}", &o, &t);
 
     assert_int_equal(worker_run(w, close_inside_orch, NULL), 0);
@@ -813,7 +795,7 @@ static void reentrant_close_from_a_run_is_rejected(void **state)
 static void a_hung_task_is_ended_by_the_case_budget(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct one_kernel k = { 0, WORKER_KERNEL_SLEEP, 60000 };
 
     mpf_expect(MPF_BUDGET, "wk-chip-0");
@@ -828,7 +810,7 @@ static void a_hung_task_is_ended_by_the_case_budget(void **state)
 static void device_memory_round_trip_and_free(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker_devptr p, q;
     uint32_t in[256], out[256];
     uint64_t regions = 99;
@@ -884,7 +866,7 @@ static unsigned shm_with(const char *needle)
 static void device_memory_leak_is_named_and_reclaimed_by_close(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker_devptr p;
     char prefix[128];
 
@@ -907,7 +889,7 @@ static void device_memory_leak_is_named_and_reclaimed_by_close(void **state)
 static void device_memory_leak_is_visible_to_the_fixture_as_shm(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker_devptr p, q;
 
     worker *w = up_tree("L3{chip}", &o, &t);
@@ -925,7 +907,7 @@ static void device_memory_leak_is_visible_to_the_fixture_as_shm(void **state)
 static void device_memory_freed_after_close_leaves_nothing(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker_devptr p;
 
     worker *w = up_tree("L3{chip}", &o, &t);
@@ -971,7 +953,7 @@ static uint64_t cpu_ns_of(pid_t pid)
 static void idle_ready_tree_of_l3_and_8_chips_uses_under_2_percent_of_a_core(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     pid_t pids[8];
     struct pollfd pfd[8];
     uint64_t before = 0, after = 0;

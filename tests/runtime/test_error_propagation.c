@@ -28,15 +28,6 @@
 #include "mpfixture_worker.h"
 #include "rt_helpers.h"
 
-static mpfw_options fast_options(void)
-{
-    mpfw_options o = MPFW_OPTIONS_INIT;
-    o.startup_timeout_s = 5;
-    o.rollback_timeout_s = 1;
-    o.close_timeout_s = 2;
-    return o;
-}
-
 /* ---- callables ---- */
 
 /* Raises SentinelError(<arg text>). */
@@ -69,7 +60,7 @@ static const char l3_sub_boom[] = "l3-sub-boom";
 static worker *tree_with_callables(const char *spec, _Atomic unsigned *counter,
                                    mpfw_tree **t)
 {
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker *w;
 
     assert_int_equal(mpfw_tree_new(t, spec, &o), 0);
@@ -216,7 +207,7 @@ static int l4_orch(worker_job *job, void *arg)
 static void bottom_sub_failure_surfaces_at_l4(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_new(&t, "L4{L3{sub}}", &o), 0);
     worker *w = mpfw_tree_root(t), *l3 = mpfw_tree_find(t, "next.0");
@@ -246,7 +237,7 @@ static int l4_passes_through(worker_job *job, void *arg)
 static void error_chain_is_truncated_to_255_bytes_per_hop(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     memset(long_text, 'x', sizeof(long_text) - 1);
     assert_int_equal(mpfw_tree_new(&t, "L5{L4{L3{sub}}}", &o), 0);
@@ -307,7 +298,7 @@ static void failed_task_poisons_its_dependents_only(void **state)
     mpfw_tree *t;
     worker_gates *g;
     worker_job *job;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct chip_fail c;
 
     assert_int_equal(worker_gates_new(&g), 0);

@@ -51,15 +51,6 @@
 
 /* ---- helpers ---- */
 
-static mpfw_options fast_options(void)
-{
-    mpfw_options o = MPFW_OPTIONS_INIT;
-    o.startup_timeout_s = 5;
-    o.rollback_timeout_s = 1;
-    o.close_timeout_s = 2;
-    return o;
-}
-
 static int count_init(void *arg, unsigned index, char *msg, size_t size)
 {
     (void)index; (void)msg; (void)size;
@@ -89,7 +80,7 @@ static void assert_all_rollback_pids_reaped(const worker_rollback_report *r)
 static void inner_init_failure_raises_bounded_error(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     double t0 = rt_now_s();
 
     int rc = mpfw_tree_spin_up(&t, "L4{L3{sub}:fail(injected inner init failure)}", &o);
@@ -103,7 +94,7 @@ static void inner_init_failure_raises_bounded_error(void **state)
 static void inner_exit_before_ready_raises(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     double t0 = rt_now_s();
 
     int rc = mpfw_tree_spin_up(&t, "L4{L3{sub}:exit(42)}", &o);
@@ -126,7 +117,7 @@ static void inner_exit_before_ready_raises(void **state)
 static void assert_deadline_trips(const char *spec, const char *pending)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     o.startup_timeout_s = 0.5;
     double t0 = rt_now_s();
 
@@ -148,7 +139,7 @@ static void startup_deadline_fires_on_hung_child(void **state)
 static void failed_startup_reaps_children_no_leak(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     o.startup_timeout_s = 0.3;
     worker_rollback_report r;
 
@@ -166,7 +157,7 @@ static void failed_startup_reaps_children_no_leak(void **state)
 static void ready_sibling_closed_gracefully_on_sibling_failure(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker_rollback_report r;
 
     /* The bad sibling fails late, so the good one is READY by then. */
@@ -189,7 +180,7 @@ static void ready_sibling_closed_gracefully_on_sibling_failure(void **state)
 static void second_child_failure_reaps_first(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     int rc = mpfw_tree_spin_up(&t, "L4{L3{sub},L3{sub}:fail}", &o);
     worker *w = mpfw_tree_root(t);
@@ -212,7 +203,7 @@ static void sigterm_during_init_failed_publication_cannot_escape(void **state)
 {
     mpfw_tree *t;
     worker_gates *g;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker_rollback_report r;
 
     assert_int_equal(worker_gates_new(&g), 0);
@@ -244,7 +235,7 @@ static void cancel_at_end_of_setup_wins_over_ready(void **state)
 {
     mpfw_tree *t;
     worker_gates *g;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker_rollback_report r;
 
     assert_int_equal(worker_gates_new(&g), 0);
@@ -273,7 +264,7 @@ static void cancel_at_end_of_setup_wins_over_ready(void **state)
 static void sub_child_exit_before_ready_raises(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     int rc = mpfw_tree_spin_up(&t, "L3{sub,sub:exit(7)}", &o);
     assert_int_equal(rc, -EIO);
@@ -385,7 +376,7 @@ static void invalid_arguments_rejected_before_anything_is_forked(void **state)
 static void l4_l3_tree_comes_up_and_runs(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     _Atomic unsigned *counter = rt_shared_counters(1);
 
     assert_non_null(counter);
@@ -402,7 +393,7 @@ static void l4_l3_tree_comes_up_and_runs(void **state)
 static void multiple_l3_children_all_ready(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     _Atomic unsigned *counter = rt_shared_counters(1);
 
     o.sub_init = count_init;
@@ -417,7 +408,7 @@ static void multiple_l3_children_all_ready(void **state)
 static void l5_over_l4_over_l3_comes_up_and_closes(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     _Atomic unsigned *counter = rt_shared_counters(1);
 
     o.sub_init = count_init;
@@ -433,7 +424,7 @@ static void l5_over_l4_over_l3_comes_up_and_closes(void **state)
 static void l3_sub_children_ready_after_init_no_run(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     pid_t pids[2];
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub*2}", &o), 0);
@@ -445,7 +436,7 @@ static void l3_sub_children_ready_after_init_no_run(void **state)
 static void init_then_close_without_run(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     pid_t pids[2];
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub*2}", &o), 0);
@@ -461,7 +452,7 @@ static void init_then_close_without_run(void **state)
 static void l4_l3_sub_subtree_ready_after_init_no_run(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     _Atomic unsigned *counter = rt_shared_counters(1);
     pid_t pid;
 
@@ -502,7 +493,7 @@ static void *spy_grandchildren(void *arg)
 static void stuck_midinit_subtree_killpg_reaps_grandchild(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct spy s = { 0 };
     pthread_t th;
 
@@ -553,7 +544,7 @@ static void *add_child_during_init(void *arg)
 static void add_worker_rejected_during_initializing(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct during_init d = { 0 };
     pthread_t th;
 
@@ -585,7 +576,7 @@ static void *close_during_init(void *arg)
 static void close_during_initializing_cancels_init(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct during_init d = { 0 };
     pthread_t th;
 
@@ -729,7 +720,7 @@ static int play_init(struct scene *s)
 static void register_rejected_during_initializing(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct scene s = { 0 };
 
     play(&s, &t, "L4{L3{sub}}", &o);
@@ -747,7 +738,7 @@ static void register_rejected_during_initializing(void **state)
 static void run_blocks_during_initializing_then_completes(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     _Atomic unsigned *counter = rt_shared_counters(1);
     struct scene s = { 0 };
 
@@ -768,7 +759,7 @@ static void run_blocks_during_initializing_then_completes(void **state)
 static void init_failure_wakes_run_waiter_with_startup_error(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct scene s = { 0 };
 
     play(&s, &t, "L3{sub:fail(injected startup failure)}", &o);
@@ -790,7 +781,7 @@ static void init_failure_wakes_run_waiter_with_startup_error(void **state)
 static void run_does_not_start_hierarchy(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     _Atomic unsigned *counters = rt_shared_counters(2);
     pid_t before[2], after[2];
 
@@ -818,7 +809,7 @@ static void run_does_not_start_hierarchy(void **state)
 static void childless_l3_with_callable_rejected_at_init(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_new(&t, "L3", &o), 0);
     worker *w = mpfw_tree_root(t);
@@ -834,7 +825,7 @@ static void childless_l3_with_callable_rejected_at_init(void **state)
 static void childless_l3_without_callable_inits(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3", &o), 0);
     assert_int_equal(worker_get_state(mpfw_tree_root(t)), WORKER_READY);
@@ -844,7 +835,7 @@ static void childless_l3_without_callable_inits(void **state)
 static void sub_backed_l3_with_callable_inits(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     _Atomic unsigned *counter = rt_shared_counters(1);
 
     assert_int_equal(mpfw_tree_new(&t, "L3{sub}", &o), 0);
@@ -860,7 +851,7 @@ static void sub_backed_l3_with_callable_inits(void **state)
 static void sub_callable_on_chip_only_l3_rejected_at_init(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_new(&t, "L4{L3{sub},L3{chip*2}}", &o), 0);
     worker *chips_only = mpfw_tree_find(t, "next.1");
@@ -883,7 +874,7 @@ static int checksum_base(worker_job *job, void *arg)
 static void chip_backed_l3_with_chip_callable_inits(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     /* The chip loads its kernels before INIT_READY: a kernel runs at once. */
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{chip}", &o), 0);
@@ -894,7 +885,7 @@ static void chip_backed_l3_with_chip_callable_inits(void **state)
 static void chip_task_on_chipless_l3_rejected_at_submit(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub}", &o), 0);
     assert_int_equal(worker_run(mpfw_tree_root(t), checksum_base, NULL), -EINVAL);
@@ -904,7 +895,7 @@ static void chip_task_on_chipless_l3_rejected_at_submit(void **state)
 static void register_after_init_is_rejected(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub}", &o), 0);
     assert_int_equal(worker_register_sub(mpfw_tree_root(t), "late", count_sub, NULL),
@@ -927,7 +918,7 @@ static void close_without_init_is_noop(void **state)
 static void reap_deadline_starts_after_shutdown_broadcast(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     /* A slow step before the broadcast (300 ms) must not eat the reap grace
        (400 ms, of which the last 100 ms are the SIGKILL reserve): the sub
@@ -942,7 +933,7 @@ static void reap_deadline_starts_after_shutdown_broadcast(void **state)
 static void reap_child_groups_stuck_child_no_starvation(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     o.close_timeout_s = 0.4;
     o.faults = "sub.1:serve_shutdown=hang";
@@ -966,7 +957,7 @@ static void reap_child_groups_stuck_child_no_starvation(void **state)
 static void chip_init_failure_raises_bounded(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     int rc = mpfw_tree_spin_up(&t, "L3{chip,chip:fail,chip}", &o);
     assert_int_equal(rc, -EIO);
@@ -1012,7 +1003,7 @@ static void init_after_close_is_rejected(void **state)
 static void init_after_close_claim_is_rejected(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub}", &o), 0);
     assert_int_equal(mpfw_tree_close(t), 0);
@@ -1022,7 +1013,7 @@ static void init_after_close_claim_is_rejected(void **state)
 static void double_close_is_idempotent(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub,chip}", &o), 0);
     assert_int_equal(mpfw_tree_close(t), 0);
@@ -1032,7 +1023,7 @@ static void double_close_is_idempotent(void **state)
 static void init_twice_and_init_after_failure_are_rejected(void **state)
 {
     mpfw_tree *a, *b;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_spin_up(&a, "L3{sub}", &o), 0);
     assert_int_equal(worker_init(mpfw_tree_root(a)), -EALREADY);
@@ -1045,7 +1036,7 @@ static void init_twice_and_init_after_failure_are_rejected(void **state)
 static void add_worker_rejects_non_new_child(void **state)
 {
     mpfw_tree *p, *c;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_new(&p, "L4", NULL), 0);
     assert_int_equal(mpfw_tree_spin_up(&c, "L3{sub}", &o), 0);
@@ -1139,7 +1130,7 @@ static void register_after_close_is_rejected(void **state)
 static void all_waiters_get_same_original_failure(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct scene s = { 0 };
 
     play(&s, &t, "L3{sub,sub:fail(the original failure)}", &o);
@@ -1165,7 +1156,7 @@ static void all_waiters_get_same_original_failure(void **state)
 static void concurrent_init_callers_share_a_successful_epoch(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     struct scene s = { 0 };
     _Atomic unsigned *counter = rt_shared_counters(1);
 
@@ -1187,7 +1178,7 @@ static void concurrent_init_callers_share_a_successful_epoch(void **state)
 static void keyboardinterrupt_before_ready_rolls_back(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     pid_t pids[2];
 
     o.faults = "root:barrier_poll=fail(interrupted by the user)";
@@ -1205,7 +1196,7 @@ static void keyboardinterrupt_before_ready_rolls_back(void **state)
 static void l4_two_l3_with_subs_and_sim_chips_comes_up_and_closes_cleanly(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L4{L3{sub*2,chip*4}*2}", &o), 0);
     worker *w = mpfw_tree_root(t);
@@ -1217,7 +1208,7 @@ static void l4_two_l3_with_subs_and_sim_chips_comes_up_and_closes_cleanly(void *
 static void one_failing_chip_in_the_tree_reports_within_100ms(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     double t0 = rt_now_s();
 
     int rc = mpfw_tree_spin_up(&t, "L4{L3{sub*2,chip*4},L3{sub*2,chip*3,chip:fail(chip on fire)}}", &o);
@@ -1237,7 +1228,7 @@ static void one_failing_chip_in_the_tree_reports_within_100ms(void **state)
 static void chip_crash_during_init_reports_the_signal(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     double t0 = rt_now_s();
 
     int rc = mpfw_tree_spin_up(&t, "L3{sub,chip,chip:crash}", &o);
@@ -1250,7 +1241,7 @@ static void chip_crash_during_init_reports_the_signal(void **state)
 static void sigterm_ignoring_child_is_killed_after_the_rollback_budget(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
     worker_rollback_report r;
 
     o.startup_timeout_s = 0.2;
@@ -1272,7 +1263,7 @@ static void sigterm_ignoring_child_is_killed_after_the_rollback_budget(void **st
 static void cancel_by_own_sigterm_during_setup_exits_without_publishing(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     /* SIGTERM during setup is a cooperative cancel: the child exits 1 and
        publishes nothing, so the barrier reports an exit before ready. */
@@ -1289,7 +1280,7 @@ static void cancel_by_own_sigterm_during_setup_exits_without_publishing(void **s
 static void faults_armed_from_worker_faults_env(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     assert_int_equal(setenv("WORKER_FAULTS", "next.0/chip.1:setup_begin=fail(from the env)", 1), 0);
     int rc = mpfw_tree_spin_up(&t, "L4{L3{chip*2}}", &o);
@@ -1303,7 +1294,7 @@ static void faults_armed_from_worker_faults_env(void **state)
 static void fault_exit_in_a_nested_child_is_reported_with_its_code(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = fast_options();
+    mpfw_options o = rt_fast_options();
 
     o.faults = "next.*/sub.0:setup_end=exit(9)";
     int rc = mpfw_tree_spin_up(&t, "L4{L3{sub}}", &o);
