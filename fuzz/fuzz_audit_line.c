@@ -392,7 +392,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int64_t now_ns;
     memcpy(&now_ns, &r.cpu_ms, sizeof now_ns);
     char *buf = malloc(2048);
-    size_t len = mpf__audit_killed_line(&pg, now_ns, buf, 2048);
+    size_t len = mpf__audit_killed_line(&pg, now_ns, NULL, buf, 2048);
     if (len == 0 || len > 2048)
         abort();
     check_line(buf, len, pg.binary, sizeof pg.binary, pg.case_name,
