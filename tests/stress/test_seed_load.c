@@ -15,10 +15,11 @@
  * then a reap by pid (an unreaped child's pid cannot be reused) — never by
  * name. They die with the test binary too (PR_SET_PDEATHSIG). They predate
  * every case, so the guard counts them in each case's baseline. main()
- * checks the premise at the end: the cores must have been saturated (at
- * most 5% idle over the run, from /proc/stat) with the hogs holding at
- * least a quarter of them, or the run did not test anything under load and
- * fails.
+ * checks the premise at the end by what the machine did: the cores must
+ * have been saturated (at most 5% idle over the run, from /proc/stat), or
+ * the run did not test anything under load and fails. The hogs' own share
+ * is reported, not judged: on a machine busier still (other jobs beside
+ * this one) it shrinks while the load only grows.
  *
  * ctest: label stress with MPF_REPEAT=200 (in ci/test.sh), label soak with
  * 2,000; both RUN_SERIAL, so that the hogs neither perturb nor are diluted
@@ -219,9 +220,9 @@ int main(int argc, char **argv)
                         "not under full load\n");
         return failed + 1;
     }
-    /* Saturated: a hog was runnable on every core all the time, so the
-       cores were never idle (the test's own processes took the rest). */
-    if (idle > 0.05 || share < 0.25) {
+    /* Saturated: something was runnable on every core all the time (our
+       hogs, the test's processes, or anything else on the machine). */
+    if (idle > 0.05) {
         fprintf(stderr, "test_seed_load: the cores were not saturated (idle "
                         "%.1f%%, hogs %.0f%%): the run was not under load\n",
                 100 * idle, 100 * share);
