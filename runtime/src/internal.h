@@ -125,6 +125,18 @@ struct worker__self {
 
 extern struct worker__self worker__self;
 
+/* procfd.c: a descriptor per child that turns readable (POLLIN or
+   POLLHUP) when it exits — its pidfd, or an exit pipe where pidfd_open is
+   missing — and waits and signals through it. */
+bool worker__pidfd_missing(void);
+/* Before fork: *rd is the fallback's read end (-1 with pidfds). */
+int worker__procfd_before_fork(int *rd);
+/* After fork in the parent (pid < 0: fork failed, releases it): the
+   child's descriptor, or -1 with errno. */
+int worker__procfd_after_fork(pid_t pid, int rd);
+int worker__procfd_waitid(int fd, pid_t pid, siginfo_t *si, int options);
+int worker__procfd_signal(int fd, pid_t pid, int sig);
+
 /* ---- dispatch (dispatch.c) ---- */
 
 struct worker__callable {

@@ -4,9 +4,10 @@
  *
  * Process identity: every child is watched through a pidfd opened right
  * after fork (the child cannot be reaped by anyone but us before that, so
- * the pidfd names the process we forked). Signals go through
- * pidfd_send_signal(); a reaped child's pidfd is closed, so a reaped pid is
- * never signalled. Direct children of a root lead their own process group;
+ * the pidfd names the process we forked; procfd.c, with an exit-pipe
+ * fallback where pidfd_open is missing, e.g. under valgrind). Signals go
+ * through it; a reaped child's pidfd is closed, so a reaped pid is never
+ * signalled. Direct children of a root lead their own process group;
  * killpg() of a group is only sent while its leader is unreaped (alive or a
  * zombie), which pins the group id to our group.
  *
@@ -73,7 +74,8 @@ bool worker__child_exited(struct worker__child *c, int *status)
     memset(&si, 0, sizeof(si));
     /* WNOWAIT: only look. The zombie keeps pinning its pid and process
        group until close() reaps it (with the group kill). */
-    if (waitid(P_PIDFD, (id_t)c->pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
+    if (worker__procfd_waitid(c->pidfd, c->pid, &si,
+                              WEXITED | WNOHANG | WNOWAIT) < 0) {
         if (errno == EINTR)
             return false;
         *status = -1; /* ECHILD: reaped behind our back */
@@ -132,7 +134,8 @@ static bool try_reap(worker *w, struct worker__child *c)
     if (c->reaped)
         return true;
     memset(&si, 0, sizeof(si));
-    if (waitid(P_PIDFD, (id_t)c->pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
+    if (worker__procfd_waitid(c->pidfd, c->pid, &si,
+                              WEXITED | WNOHANG | WNOWAIT) < 0) {
         if (errno == EINTR)
             return false;
         /* ECHILD: someone else reaped it (a waitpid(-1) of the program). */
@@ -154,7 +157,8 @@ static bool try_reap(worker *w, struct worker__child *c)
             w->orphan_groups[w->n_orphan_groups++] = c->pid;
     }
     memset(&si, 0, sizeof(si));
-    if (waitid(P_PIDFD, (id_t)c->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+    if (worker__procfd_waitid(c->pidfd, c->pid, &si, WEXITED | WNOHANG) < 0 ||
+        si.si_pid == 0)
         return false; /* EINTR; the peek said it is there, retry next pass */
     c->wait_status = status_from_siginfo(&si);
 reaped:
@@ -201,18 +205,18 @@ static size_t wait_reap(worker *w, struct worker__child **set, size_t n,
     }
 }
 
-/* A pidfd of one of our own children that is in process group pgid, or -1.
-   Such a process is a member the group kill orphaned and the kernel
-   re-parented to us (we are a child subreaper, e.g. under the fixture). */
-static int find_child_in_group(pid_t pgid)
+/* One of our own children that is in process group pgid, or 0. Such a
+   process is a member the group kill orphaned and the kernel re-parented
+   to us (we are a child subreaper, e.g. under the fixture). */
+static pid_t find_child_in_group(pid_t pgid)
 {
     DIR *d = opendir("/proc/self/task");
     struct dirent *e;
-    int fd = -1;
+    pid_t found = 0;
 
     if (!d)
-        return -1;
-    while (fd < 0 && (e = readdir(d)) != NULL) {
+        return 0;
+    while (!found && (e = readdir(d)) != NULL) {
         char path[64], buf[4096];
         int cfd;
         ssize_t len;
@@ -234,14 +238,13 @@ static int find_child_in_group(pid_t pgid)
                 break;
             /* Our child: its pid cannot be recycled before we reap it. */
             if (pid > 0 && getpgid((pid_t)pid) == pgid) {
-                fd = pidfd_open((pid_t)pid, 0);
-                if (fd >= 0)
-                    break;
+                found = (pid_t)pid;
+                break;
             }
         }
     }
     closedir(d);
-    return fd;
+    return found;
 }
 
 /* Reap members of the recorded groups that were re-parented to us. */
@@ -263,10 +266,20 @@ static void reap_orphans(worker *w, int64_t deadline)
                 continue;
             if (worker__now_ns() >= deadline)
                 break;
-            int fd = find_child_in_group(pgid);
-            if (fd < 0)
+            pid_t member = find_child_in_group(pgid);
+            if (!member)
                 break;
             killpg(pgid, SIGKILL); /* our child pins the group id */
+            if (worker__pidfd_missing()) {
+                /* No pidfds (valgrind): SIGKILLed, our child, it ends. */
+                while (waitid(P_PID, (id_t)member, &si, WEXITED) < 0 &&
+                       errno == EINTR)
+                    ;
+                continue;
+            }
+            int fd = pidfd_open(member, 0);
+            if (fd < 0)
+                break;
             struct pollfd p = { fd, POLLIN, 0 };
             int64_t left = deadline - worker__now_ns();
             if (left > 0) {
@@ -287,7 +300,7 @@ static void send_kill(worker *w, struct worker__child *c)
        the leader pins its group id, so the group is ours. */
     if (c->leader)
         killpg(c->pid, SIGKILL);
-    pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
+    worker__procfd_signal(c->pidfd, c->pid, SIGKILL);
     c->sigkill_sent = true;
 }
 
@@ -424,6 +437,17 @@ static int spawn(worker *w, struct worker__child *c)
 
     /* All signals blocked across fork: the child must not run an inherited
        handler before it has reset the dispositions. */
+    int exit_rd;
+    if ((rc = worker__procfd_before_fork(&exit_rd))) {
+        worker__set_error(w, "exit pipe of %s %u: %s",
+                          worker_child_kind_name(c->kind), c->index,
+                          strerror(-rc));
+        worker__mailbox_unmap(c->mb);
+        c->mb = NULL;
+        shm_unlink(c->shm_name);
+        c->shm_name[0] = '\0';
+        return rc;
+    }
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     self = getpid();
@@ -432,6 +456,8 @@ static int spawn(worker *w, struct worker__child *c)
         worker__child_main(w, c, self); /* never returns */
     rc = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0)
+        worker__procfd_after_fork(pid, exit_rd);
     if (pid < 0) {
         worker__set_error(w, "fork of %s %u: %s", worker_child_kind_name(c->kind),
                           c->index, strerror(rc));
@@ -449,7 +475,7 @@ static int spawn(worker *w, struct worker__child *c)
         setpgid(pid, pid);
         c->leader = true;
     }
-    c->pidfd = pidfd_open(pid, 0);
+    c->pidfd = worker__procfd_after_fork(pid, exit_rd);
     if (c->pidfd < 0) {
         rc = errno;
         /* The pid is our unreaped child: it cannot have been recycled, so
@@ -652,7 +678,7 @@ static void rollback(worker *w)
     (void)WORKER__FAULT(WORKER__FP_ROLLBACK_AFTER_SHUTDOWN, msg, sizeof(msg));
     for (size_t i = 0; i < n; i++)
         if (!set[i]->reaped && !was_ready[i]) {
-            pidfd_send_signal(set[i]->pidfd, SIGTERM, NULL, 0);
+            worker__procfd_signal(set[i]->pidfd, set[i]->pid, SIGTERM);
             set[i]->sigterm_sent = true;
         }
     (void)WORKER__FAULT(WORKER__FP_ROLLBACK_AFTER_SIGTERM, msg, sizeof(msg));
