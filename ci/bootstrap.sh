@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
 # Install what the build and the tests need from Debian's packages, only if
 # something is missing. Safe to run again; needs root (or sudo) to install.
+#   ci/bootstrap.sh          the build and the tests
+#   ci/bootstrap.sh --full   also the fuzz build (fuzz/run.sh): clang and
+#                            libFuzzer (libclang-rt-dev: clang only
+#                            recommends it, and we install no recommends)
 set -euo pipefail
+
+pkgs=(cmake gcc make libc6-dev libcmocka-dev pkg-config valgrind lcov gdb python3)
+for arg in "$@"; do
+  case $arg in
+    --full) pkgs+=(clang libclang-rt-dev) ;;
+    *) echo "usage: ci/bootstrap.sh [--full]" >&2; exit 2 ;;
+  esac
+done
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in cmake gcc make libc6-dev libcmocka-dev pkg-config valgrind lcov gdb python3; do
+for pkg in "${pkgs[@]}"; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -1,9 +1,27 @@
 #!/usr/bin/env bash
 # The tests: install what is missing, build with warnings as errors, run
 # every ctest test except the soak label.
+#   ci/test.sh          the above
+#   ci/test.sh --full   the above, then every fuzz harness for 30 s each
+#                       (fuzz/run.sh 30; clang and libFuzzer are installed
+#                       by ci/bootstrap.sh --full)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ci/bootstrap.sh
+full=0
+for arg in "$@"; do
+  case $arg in
+    --full) full=1 ;;
+    *) echo "usage: ci/test.sh [--full]" >&2; exit 2 ;;
+  esac
+done
+if [ "$full" -eq 1 ]; then
+  ci/bootstrap.sh --full
+else
+  ci/bootstrap.sh
+fi
 ci/build.sh
 build=${BUILD_DIR:-build}
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE soak
+if [ "$full" -eq 1 ]; then
+  fuzz/run.sh 30
+fi

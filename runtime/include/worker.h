@@ -137,23 +137,33 @@ typedef enum worker_script_kind {
     WORKER__SCRIPT_COUNT
 } worker_script_kind;
 
+/* Ranges of a script's argument. */
+#define WORKER_SCRIPT_DELAY_MAX_MS 3600000 /* slow_fail(ms): 0..this */
+#define WORKER_SCRIPT_EXIT_MAX 255         /* exit(n): 0..this */
+
 typedef struct worker_script {
     worker_script_kind kind;
-    int arg;          /* SLOW_FAIL: delay in ms (0..3600000); EXIT: code (0..255) */
+    int arg;          /* SLOW_FAIL: delay in ms (0..WORKER_SCRIPT_DELAY_MAX_MS);
+                         EXIT: code (0..WORKER_SCRIPT_EXIT_MAX) */
     const char *msg;  /* FAIL, SLOW_FAIL: error text, copied (truncated to 255 B) */
 } worker_script;
 
 #define WORKER_SCRIPT_INIT { WORKER_SCRIPT_OK, 0, NULL }
 
 /*
- * Parse a script name as used by specs and tests: "ok", "fail", "fail(msg)",
+ * Parse a script as used by specs and tests: "ok", "fail", "fail(msg)",
  * "hang", "slow_fail(ms)", "exit(n)", "crash", "ignore_sigterm",
- * "fork_grandchild". `len` is the length of `text`. On success *out->msg
- * points into `text` (not NUL-terminated: msg_len gives its length).
- * Returns 0 or -EINVAL.
+ * "fork_grandchild". `len` is the length of `text` (no NUL needed; a NUL
+ * byte inside it is an error). Numbers are decimal digits only, range
+ * checked (never wrapped); a message may hold up to WORKER_ERROR_MAX - 1
+ * bytes (longer is an error, not cut) and "fail()" means "fail". On
+ * success *out is set and out->msg points into `text` (not NUL-terminated:
+ * *msg_len gives its length; msg_len may be NULL). Returns 0, or -EINVAL
+ * with a message naming the script and what is wrong in err (if err_size >
+ * 0; *out untouched).
  */
 int worker_script_parse(const char *text, size_t len, worker_script *out,
-                        size_t *msg_len);
+                        size_t *msg_len, char *err, size_t err_size);
 
 /*
  * Init hook of sub children, run in each sub child during its setup (the C

@@ -84,17 +84,28 @@ const char *worker_fault_point_name(unsigned point)
     return point < WORKER__FP_COUNT ? point_names[point] : NULL;
 }
 
+/* Argument of an action: none, a number in [min, max], or an optional text. */
+enum arg_kind { ARG_NONE, ARG_NUMBER, ARG_OPTIONAL_TEXT };
+
+#define FAULT_DELAY_MAX_MS 3600000
+
 static const struct {
     const char *name;
     enum fault_action kind;
-    int arg; /* 0 none, 1 number, 2 text, 3 optional text */
+    enum arg_kind arg;
+    long min, max;    /* ARG_NUMBER: the range, inclusive */
+    const char *what; /* ARG_NUMBER: what the number is, for errors */
 } action_names[] = {
-    { "delay", FA_DELAY, 1 },       { "hang", FA_HANG, 0 },
-    { "fail", FA_FAIL, 3 },         { "exit", FA_EXIT, 1 },
-    { "sigterm", FA_SIGTERM, 0 },   { "sigkill", FA_SIGKILL, 0 },
-    { "signal_parent", FA_SIGNAL_PARENT, 1 },
-    { "gate_wait", FA_GATE_WAIT, 1 }, { "gate_open", FA_GATE_OPEN, 1 },
-    { "gate_fail", FA_GATE_FAIL, 1 },
+    { "delay", FA_DELAY, ARG_NUMBER, 0, FAULT_DELAY_MAX_MS, "delay" },
+    { "hang", FA_HANG, ARG_NONE, 0, 0, NULL },
+    { "fail", FA_FAIL, ARG_OPTIONAL_TEXT, 0, 0, NULL },
+    { "exit", FA_EXIT, ARG_NUMBER, 0, 255, "exit code" },
+    { "sigterm", FA_SIGTERM, ARG_NONE, 0, 0, NULL },
+    { "sigkill", FA_SIGKILL, ARG_NONE, 0, 0, NULL },
+    { "signal_parent", FA_SIGNAL_PARENT, ARG_NUMBER, 1, NSIG - 1, "signal" },
+    { "gate_wait", FA_GATE_WAIT, ARG_NUMBER, 0, WORKER_GATES_COUNT - 1, "gate" },
+    { "gate_open", FA_GATE_OPEN, ARG_NUMBER, 0, WORKER_GATES_COUNT - 1, "gate" },
+    { "gate_fail", FA_GATE_FAIL, ARG_NUMBER, 0, WORKER_GATES_COUNT - 1, "gate" },
 };
 
 static const char *skip_ws(const char *s, const char *end)
@@ -116,7 +127,8 @@ static int parse_action(const char *s, const char *end, struct action *a,
 {
     const char *paren = memchr(s, '(', (size_t)(end - s));
     const char *name_end = paren ? paren : end;
-    const char *arg = NULL, *arg_end = NULL;
+    const char *arg = NULL;
+    size_t n = 0;
 
     name_end = trim_end(s, name_end);
     if (paren) {
@@ -126,7 +138,7 @@ static int parse_action(const char *s, const char *end, struct action *a,
             return -EINVAL;
         }
         arg = paren + 1;
-        arg_end = end - 1;
+        n = (size_t)(end - 1 - arg);
     }
     for (size_t i = 0; i < sizeof(action_names) / sizeof(action_names[0]); i++) {
         if (strlen(action_names[i].name) != (size_t)(name_end - s) ||
@@ -134,45 +146,46 @@ static int parse_action(const char *s, const char *end, struct action *a,
             continue;
         memset(a, 0, sizeof(*a));
         a->kind = action_names[i].kind;
-        int want = action_names[i].arg;
-        if ((want == 0 && arg) || ((want == 1 || want == 2) && !arg)) {
+        enum arg_kind want = action_names[i].arg;
+        if ((want == ARG_NONE && arg) ||
+            (want == ARG_NUMBER && !arg)) {
             snprintf(msg, msg_size, "fault action '%s': %s", action_names[i].name,
-                     want == 0 ? "takes no argument" : "needs an argument");
+                     want == ARG_NONE ? "takes no argument" : "needs an argument");
             return -EINVAL;
         }
-        if (want == 1) {
-            char buf[24], *e;
-            size_t n = (size_t)(arg_end - arg);
+        if (want == ARG_NUMBER) {
+            unsigned long long v;
+            int rc = worker__parse_decimal(arg, n, (unsigned long long)action_names[i].max, &v);
 
-            if (n == 0 || n >= sizeof(buf))
-                goto badnum;
-            memcpy(buf, arg, n);
-            buf[n] = '\0';
-            errno = 0;
-            a->arg = strtol(buf, &e, 10);
-            if (errno || *e || a->arg < 0 || a->arg > 3600000)
-                goto badnum;
-            if ((a->kind == FA_GATE_WAIT || a->kind == FA_GATE_OPEN ||
-                 a->kind == FA_GATE_FAIL) &&
-                a->arg >= WORKER_GATES_COUNT)
-                goto badnum;
-            if (a->kind == FA_EXIT && a->arg > 255)
-                goto badnum;
-            if (a->kind == FA_SIGNAL_PARENT && (a->arg < 1 || a->arg >= NSIG))
-                goto badnum;
-        } else if (arg) {
-            size_t n = (size_t)(arg_end - arg);
-            if (n >= sizeof(a->msg))
-                n = sizeof(a->msg) - 1;
+            if (rc == 0 && v < (unsigned long long)action_names[i].min)
+                rc = -ERANGE;
+            if (rc == -ERANGE) {
+                snprintf(msg, msg_size, "fault action '%.*s': bad number %.*s, "
+                         "%s must be %ld..%ld%s", (int)(end - s), s, (int)n, arg,
+                         action_names[i].what, action_names[i].min,
+                         action_names[i].max, a->kind == FA_DELAY ? " ms" : "");
+                return -EINVAL;
+            }
+            if (rc) {
+                snprintf(msg, msg_size, "fault action '%.*s': '%.*s' is not a "
+                         "decimal number", (int)(end - s), s, (int)n, arg);
+                return -EINVAL;
+            }
+            a->arg = (long)v;
+        } else if (arg && n) {
+            /* Refused rather than cut: the text is what a test asserts on. */
+            if (n >= sizeof(a->msg)) {
+                snprintf(msg, msg_size, "fault action '%s': message of %zu bytes "
+                         "is longer than %zu", action_names[i].name, n,
+                         sizeof(a->msg) - 1);
+                return -EINVAL;
+            }
             memcpy(a->msg, arg, n);
         } else if (a->kind == FA_FAIL) {
+            /* "fail" and "fail()" */
             snprintf(a->msg, sizeof(a->msg), "injected fault");
         }
         return 0;
-badnum:
-        snprintf(msg, msg_size, "fault action '%.*s': bad number",
-                 (int)(end - s), s);
-        return -EINVAL;
     }
     snprintf(msg, msg_size, "unknown fault action '%.*s'", (int)(name_end - s), s);
     return -EINVAL;
@@ -197,7 +210,8 @@ static int parse_entry(const char *s, const char *end, char *msg, size_t msg_siz
     }
     const char *role_end = trim_end(s, colon);
     if ((size_t)(role_end - s) >= sizeof(e.role)) {
-        snprintf(msg, msg_size, "fault role too long");
+        snprintf(msg, msg_size, "fault role of %zu bytes is longer than %zu",
+                 (size_t)(role_end - s), sizeof(e.role) - 1);
         return -EINVAL;
     }
     memcpy(e.role, s, (size_t)(role_end - s));
@@ -213,10 +227,15 @@ static int parse_entry(const char *s, const char *end, char *msg, size_t msg_siz
         return -EINVAL;
     }
 
+    /* '+' separates actions; it cannot occur inside an argument (messages
+       may not contain '+' or ';'). Each of the n+1 pieces around n '+' must
+       be an action: "hang+" is an error, not "hang". */
     p = eq + 1;
-    while (p < end) {
-        /* '+' separates actions; it cannot occur inside an argument that
-           matters here (messages may not contain '+', ';'). */
+    if (skip_ws(p, end) == end) {
+        snprintf(msg, msg_size, "fault entry without action");
+        return -EINVAL;
+    }
+    for (;;) {
         const char *a_end = memchr(p, '+', (size_t)(end - p));
         if (!a_end)
             a_end = end;
@@ -226,18 +245,17 @@ static int parse_entry(const char *s, const char *end, char *msg, size_t msg_siz
             return -EINVAL;
         }
         if (as == ae) {
-            snprintf(msg, msg_size, "empty fault action");
+            snprintf(msg, msg_size, "fault entry '%.*s': empty fault action",
+                     (int)(end - s), s);
             return -EINVAL;
         }
         int rc = parse_action(as, ae, &e.actions[e.n_actions], msg, msg_size);
         if (rc)
             return rc;
         e.n_actions++;
+        if (a_end == end)
+            break;
         p = a_end + 1;
-    }
-    if (e.n_actions == 0) {
-        snprintf(msg, msg_size, "fault entry without action");
-        return -EINVAL;
     }
     if (n_table == MAX_ENTRIES) {
         snprintf(msg, msg_size, "too many fault entries (max %d)", MAX_ENTRIES);

@@ -26,6 +26,14 @@ int64_t worker__s_to_ns(double s);
 /* Milliseconds left until `deadline_ns` for poll(), rounded up, >= 0. */
 int worker__ms_left(int64_t deadline_ns);
 
+/* ---- numbers in specs ---- */
+
+/* Parse len bytes of decimal digits (nothing else: no sign, no blanks) into
+   *out. Returns 0, -EINVAL (empty or not all digits) or -ERANGE (above max,
+   overflow included: a value is never wrapped). */
+int worker__parse_decimal(const char *s, size_t len, unsigned long long max,
+                          unsigned long long *out);
+
 /* ---- futex ---- */
 
 /* Wait while *word == expected, until deadline_ns (0: no deadline). Returns

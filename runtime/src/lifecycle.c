@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,67 +65,105 @@ static const char *const script_names[WORKER__SCRIPT_COUNT] = {
     [WORKER_SCRIPT_FORK_GRANDCHILD] = "fork_grandchild",
 };
 
-int worker_script_parse(const char *text, size_t len, worker_script *out,
-                        size_t *msg_len)
+static int script_error(char *err, size_t err_size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int script_error(char *err, size_t err_size, const char *fmt, ...)
 {
-    const char *paren;
-    size_t name_len;
+    va_list ap;
 
-    if (!text || !out)
-        return -EINVAL;
-    paren = memchr(text, '(', len);
-    name_len = paren ? (size_t)(paren - text) : len;
-    for (int k = 0; k < WORKER__SCRIPT_COUNT; k++) {
-        worker_script s = WORKER_SCRIPT_INIT;
-        const char *arg = paren ? paren + 1 : NULL;
-        size_t arg_len = paren ? len - name_len - 2 : 0;
-
-        if (strlen(script_names[k]) != name_len ||
-            strncmp(script_names[k], text, name_len) != 0)
-            continue;
-        if (paren && text[len - 1] != ')')
-            return -EINVAL;
-        s.kind = (worker_script_kind)k;
-        switch (s.kind) {
-        case WORKER_SCRIPT_FAIL:
-            if (arg && arg_len) {
-                s.msg = arg;
-                if (msg_len)
-                    *msg_len = arg_len;
-            } else if (msg_len) {
-                *msg_len = 0;
-            }
-            break;
-        case WORKER_SCRIPT_SLOW_FAIL:
-        case WORKER_SCRIPT_EXIT: {
-            char buf[16], *end;
-            long v;
-
-            if (!arg || arg_len == 0 || arg_len >= sizeof(buf))
-                return -EINVAL;
-            memcpy(buf, arg, arg_len);
-            buf[arg_len] = '\0';
-            errno = 0;
-            v = strtol(buf, &end, 10);
-            if (errno || *end || v < 0 ||
-                v > (s.kind == WORKER_SCRIPT_EXIT ? 255 : 3600000))
-                return -EINVAL;
-            s.arg = (int)v;
-            if (msg_len)
-                *msg_len = 0;
-            break;
-        }
-        default:
-            if (paren)
-                return -EINVAL;
-            if (msg_len)
-                *msg_len = 0;
-            break;
-        }
-        *out = s;
-        return 0;
+    if (err_size) {
+        va_start(ap, fmt);
+        vsnprintf(err, err_size, fmt, ap);
+        va_end(ap);
     }
     return -EINVAL;
+}
+
+/* At most this much of a script is quoted in an error, then "...". */
+#define SCRIPT_QUOTE_MAX 48
+
+int worker_script_parse(const char *text, size_t len, worker_script *out,
+                        size_t *msg_len, char *err, size_t err_size)
+{
+    worker_script s = WORKER_SCRIPT_INIT;
+    const char *paren, *arg = NULL;
+    size_t name_len, arg_len = 0;
+    int k, q;
+    const char *more;
+
+    if (!text || !out)
+        return script_error(err, err_size, "script text or output is NULL");
+    q = len > SCRIPT_QUOTE_MAX ? SCRIPT_QUOTE_MAX : (int)len;
+    more = len > SCRIPT_QUOTE_MAX ? "..." : "";
+    if (memchr(text, '\0', len))
+        return script_error(err, err_size, "script '%.*s%s' holds a NUL byte",
+                            q, text, more);
+    paren = memchr(text, '(', len);
+    name_len = paren ? (size_t)(paren - text) : len;
+    if (paren) {
+        /* "fail(" is name, '(' and no ')': the ')' must be another byte. */
+        if (len < name_len + 2 || text[len - 1] != ')')
+            return script_error(err, err_size, "script '%.*s%s': missing ')'",
+                                q, text, more);
+        arg = paren + 1;
+        arg_len = len - name_len - 2;
+    }
+    for (k = 0; k < WORKER__SCRIPT_COUNT; k++)
+        if (strlen(script_names[k]) == name_len &&
+            strncmp(script_names[k], text, name_len) == 0)
+            break;
+    if (k == WORKER__SCRIPT_COUNT)
+        return script_error(err, err_size,
+                            "script '%.*s%s' is unknown (ok, fail[(msg)], hang, "
+                            "slow_fail(ms), exit(n), crash, ignore_sigterm, "
+                            "fork_grandchild)", q, text, more);
+    s.kind = (worker_script_kind)k;
+    switch (s.kind) {
+    case WORKER_SCRIPT_FAIL:
+        /* "fail()" is "fail": the default text. */
+        if (arg_len >= WORKER_ERROR_MAX)
+            return script_error(err, err_size,
+                                "script '%.*s%s': message of %zu bytes is longer "
+                                "than %d", q, text, more, arg_len,
+                                WORKER_ERROR_MAX - 1);
+        if (arg_len)
+            s.msg = arg;
+        break;
+    case WORKER_SCRIPT_SLOW_FAIL:
+    case WORKER_SCRIPT_EXIT: {
+        bool is_exit = s.kind == WORKER_SCRIPT_EXIT;
+        unsigned long long max = is_exit ? WORKER_SCRIPT_EXIT_MAX
+                                         : WORKER_SCRIPT_DELAY_MAX_MS;
+        unsigned long long v;
+        int qa = arg_len > SCRIPT_QUOTE_MAX ? SCRIPT_QUOTE_MAX : (int)arg_len;
+        int rc;
+
+        if (!arg)
+            return script_error(err, err_size, "script '%.*s%s': %s needs a "
+                                "number in parentheses", q, text, more,
+                                script_names[k]);
+        rc = worker__parse_decimal(arg, arg_len, max, &v);
+        if (rc == -ERANGE)
+            return script_error(err, err_size, "script '%.*s%s': %s %.*s%s is "
+                                "out of range 0..%llu", q, text, more,
+                                is_exit ? "exit code" : "delay", qa, arg,
+                                is_exit ? "" : " ms", max);
+        if (rc)
+            return script_error(err, err_size, "script '%.*s%s': '%.*s' is not "
+                                "a decimal number", q, text, more, qa, arg);
+        s.arg = (int)v;
+        break;
+    }
+    default:
+        if (paren)
+            return script_error(err, err_size, "script '%.*s%s': %s takes no "
+                                "argument", q, text, more, script_names[k]);
+        break;
+    }
+    if (msg_len)
+        *msg_len = s.msg ? arg_len : 0;
+    *out = s;
+    return 0;
 }
 
 /* ---- validation ---- */
@@ -152,11 +191,13 @@ static int check_script(const char *what, unsigned i, const worker_script *s,
 {
     if ((unsigned)s->kind >= WORKER__SCRIPT_COUNT)
         BAD("%s %u: unknown script kind %d", what, i, (int)s->kind);
-    if (s->kind == WORKER_SCRIPT_SLOW_FAIL && (s->arg < 0 || s->arg > 3600000))
-        BAD("%s %u: slow_fail delay must be 0..3600000 ms (got %d)", what, i,
-            s->arg);
-    if (s->kind == WORKER_SCRIPT_EXIT && (s->arg < 0 || s->arg > 255))
-        BAD("%s %u: exit code must be 0..255 (got %d)", what, i, s->arg);
+    if (s->kind == WORKER_SCRIPT_SLOW_FAIL &&
+        (s->arg < 0 || s->arg > WORKER_SCRIPT_DELAY_MAX_MS))
+        BAD("%s %u: slow_fail delay must be 0..%d ms (got %d)", what, i,
+            WORKER_SCRIPT_DELAY_MAX_MS, s->arg);
+    if (s->kind == WORKER_SCRIPT_EXIT && (s->arg < 0 || s->arg > WORKER_SCRIPT_EXIT_MAX))
+        BAD("%s %u: exit code must be 0..%d (got %d)", what, i,
+            WORKER_SCRIPT_EXIT_MAX, s->arg);
     return 0;
 }
 

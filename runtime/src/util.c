@@ -1,5 +1,5 @@
 /*
- * util.c — clocks, futexes and the per-handle error text.
+ * util.c — clocks, spec numbers, futexes and the per-handle error text.
  */
 #include <errno.h>
 #include <limits.h>
@@ -35,6 +35,30 @@ int worker__ms_left(int64_t deadline_ns)
         return 0;
     left = (left + 999999) / 1000000;
     return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+int worker__parse_decimal(const char *s, size_t len, unsigned long long max,
+                          unsigned long long *out)
+{
+    unsigned long long v = 0;
+    bool over = false;
+
+    if (len == 0)
+        return -EINVAL;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -EINVAL;
+        /* Keep scanning after an overflow: "12x" past the range is still
+           not a number. */
+        if (!over && (v > (ULLONG_MAX - (unsigned)(s[i] - '0')) / 10))
+            over = true;
+        else if (!over)
+            v = v * 10 + (unsigned)(s[i] - '0');
+    }
+    if (over || v > max)
+        return -ERANGE;
+    *out = v;
+    return 0;
 }
 
 int worker__futex_wait(_Atomic uint32_t *word, uint32_t expected,
