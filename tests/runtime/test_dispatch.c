@@ -849,14 +849,18 @@ static void device_memory_round_trip_and_free(void **state)
     assert_not_contains(worker_last_error(w), "not freed");
 }
 
-static unsigned shm_with(const char *needle)
+/* Entries of this tree's namespace (its shm prefix) that contain `needle`:
+   never another test's, whatever runs beside this one. */
+static unsigned shm_of(worker *w, const char *needle)
 {
+    const char *prefix = worker_shm_prefix(w) + 1;
     DIR *d = opendir("/dev/shm");
     struct dirent *e;
     unsigned n = 0;
 
     while (d && (e = readdir(d)) != NULL)
-        if (strstr(e->d_name, needle))
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 &&
+            strstr(e->d_name, needle))
             n++;
     if (d)
         closedir(d);
@@ -868,18 +872,16 @@ static void device_memory_leak_is_named_and_reclaimed_by_close(void **state)
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
     worker_devptr p;
-    char prefix[128];
 
     o.device_leaks = WORKER_DEVICE_LEAKS_RECLAIM;
     worker *w = up_tree("L3{chip}", &o, &t);
-    snprintf(prefix, sizeof(prefix), "%s", worker_shm_prefix(w) + 1);
     assert_int_equal(worker_device_alloc(w, 0, 4096, &p), 0);
-    assert_int_equal(shm_with(".dev.1"), 1);
+    assert_int_equal(shm_of(w, ".dev.1"), 1);
     assert_int_equal(mpfw_tree_close(t), 0);
     assert_contains(worker_last_error(w), "device memory not freed by the caller: 1 "
                                           "region(s), 4096 bytes (reclaimed)");
     assert_contains(worker_last_error(w), "chip-0.dev.1");
-    assert_int_equal(shm_with(prefix), 0);
+    assert_int_equal(shm_of(w, ""), 0);
     assert_int_equal(worker_device_allocations(w), 0);
 }
 
@@ -898,8 +900,8 @@ static void device_memory_leak_is_visible_to_the_fixture_as_shm(void **state)
     assert_int_equal(worker_device_free(w, 0, q), 0);
     assert_int_equal(mpfw_tree_close(t), 0);
     assert_contains(worker_last_error(w), "1 region(s), 4096 bytes (left in /dev/shm)");
-    assert_int_equal(shm_with("chip-0.dev.1"), 1);
-    assert_int_equal(shm_with("chip-0.dev.2"), 0);
+    assert_int_equal(shm_of(w, "chip-0.dev.1"), 1);
+    assert_int_equal(shm_of(w, "chip-0.dev.2"), 0);
     mpf_expect(MPF_SHM_LEAK, "chip-0.dev.1");
 }
 
@@ -913,9 +915,9 @@ static void device_memory_freed_after_close_leaves_nothing(void **state)
     worker *w = up_tree("L3{chip}", &o, &t);
     assert_int_equal(worker_device_alloc(w, 0, 100, &p), 0);
     assert_int_equal(mpfw_tree_close(t), 0);
-    assert_int_equal(shm_with("chip-0.dev.1"), 1);
+    assert_int_equal(shm_of(w, "chip-0.dev.1"), 1);
     assert_int_equal(worker_device_free(w, 0, p), 0);
-    assert_int_equal(shm_with("chip-0.dev.1"), 0);
+    assert_int_equal(shm_of(w, "chip-0.dev.1"), 0);
     assert_int_equal(worker_device_allocations(w), 0);
 }
 
