@@ -5,7 +5,8 @@ set -euo pipefail
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in cmake gcc make libc6-dev libcmocka-dev pkg-config valgrind lcov gdb python3; do
+for pkg in cmake gcc make libc6-dev libcmocka-dev pkg-config valgrind lcov gdb python3 \
+           man-db bsdextrautils gpg-agent dbus-daemon; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 [ ${#need[@]} -eq 0 ] && exit 0
