@@ -7,7 +7,8 @@
 #                            recommends it, and we install no recommends)
 set -euo pipefail
 
-pkgs=(cmake gcc make libc6-dev libcmocka-dev pkg-config valgrind lcov gdb python3)
+pkgs=(cmake gcc make libc6-dev libcmocka-dev pkg-config valgrind lcov gdb python3
+      man-db bsdextrautils gpg-agent dbus-daemon)
 for arg in "$@"; do
   case $arg in
     --full) pkgs+=(clang libclang-rt-dev) ;;
