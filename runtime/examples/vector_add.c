@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker.h"
+#include <mpfixture/worker.h>
 
 #define CHIPS 4
 

@@ -13,7 +13,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
-#include "worker.h"
+#include "mpfixture/worker.h"
 #include "mailbox.h"
 
 #define WORKER__NAME_MAX 96
