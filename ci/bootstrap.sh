@@ -5,7 +5,10 @@ set -euo pipefail
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in cmake gcc make libc6-dev libcmocka-dev pkg-config valgrind lcov gdb python3; do
+# g++, clang and ninja-build: examples/consumer (ci/consumer.sh) builds its C++
+# test with both compilers, and with Ninja as well as Make.
+for pkg in cmake gcc g++ clang make ninja-build libc6-dev libcmocka-dev pkg-config \
+           valgrind lcov gdb python3; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 [ ${#need[@]} -eq 0 ] && exit 0
