@@ -97,12 +97,9 @@ foreach(pc mpfixture mpfixture-worker mpfixture-fake-chips)
 endforeach()
 
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md
+    ${PROJECT_SOURCE_DIR}/CHANGELOG.md
   DESTINATION ${MPF_DOC_DIR})
-foreach(doc CHANGELOG.md docs)
-  if(EXISTS ${PROJECT_SOURCE_DIR}/${doc})
-    install(DIRECTORY ${PROJECT_SOURCE_DIR}/${doc} DESTINATION ${MPF_DOC_DIR})
-  endif()
-endforeach()
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs DESTINATION ${MPF_DOC_DIR})
 
 # CPack: `cpack --config build/CPackConfig.cmake` (or `cmake --build build
 # --target package`) writes mpfixture_<version>_<arch>.deb and
