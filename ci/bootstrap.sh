@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install what the build and the tests need from Debian's packages, only if
 # something is missing. Safe to run again; needs root (or sudo) to install.
 set -euo pipefail

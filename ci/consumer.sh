@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # examples/consumer built against this tree the three ways a user would,
 # each configured, built and its ctest run: find_package from an install
 # into a temporary prefix (Make), pkg-config from the same install (Ninja),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The tests: install what is missing, build with warnings as errors, run
 # every ctest test except the soak label, then build and test
 # examples/consumer against this tree three ways (ci/consumer.sh).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Install rules, the CMake package, pkg-config files and CPack (.deb and
 # .tar.gz). Included from the top-level CMakeLists.txt when MPF_INSTALL is
 # on (default: at the top level only; a project that embeds mpfixture and

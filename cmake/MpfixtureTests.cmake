@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mpf_add_cmocka_test(<target>
 #     SOURCES <src>...
 #     [LINK_LIBRARIES <lib>...]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * counter.c — see counter.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * counter.h — a tiny multi-process program: N worker processes add to one
  * counter in POSIX shared memory.

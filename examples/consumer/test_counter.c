@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_counter.c — the counter's cmocka suite, guarded by mpfixture: one
  * clean case, and one that leaves its shm object on purpose and says so.

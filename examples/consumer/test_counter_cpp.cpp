@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_counter_cpp.cpp — the same guard from C++: cases with budgets in a
  * table, and a leak nobody declared, which fails by name.

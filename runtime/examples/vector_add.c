@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vector_add.c — libworker in one page: bring up an L3 worker with four
  * simulated chips, split a vector add across them, check the result, close.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * internal.h — private declarations shared by libworker's sources.
  * Internal non-static names carry the worker__ prefix.
