@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_case_overhead.c — what guarding a case costs, against the two
  * baselines that matter, measured in the same run and interleaved round by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Benchmarks: each prints its medians as '#' lines and one line per ratio,
 #   ratio <name> <value> target <t> <ok|miss>
 # measured against baselines taken in the same run.

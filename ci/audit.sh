@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The main job: install what is missing, build, run the runtime suite under
 # the fixture with an audit file (the fixture's own suite while there is no
 # runtime suite), print the per-case audit and write it to <build>/audit/:

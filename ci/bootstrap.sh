@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install what the build and the tests need from Debian's packages, only if
 # something is missing. Safe to run again; needs root (or sudo) to install.
 #   ci/bootstrap.sh          the build and the tests
@@ -7,7 +8,7 @@
 #                            recommends it, and we install no recommends)
 set -euo pipefail
 
-pkgs=(cmake gcc make libc6-dev libcmocka-dev pkg-config valgrind lcov gdb python3
+pkgs=(cmake gcc g++ clang make ninja-build libc6-dev libcmocka-dev pkg-config valgrind lcov gdb python3
       man-db bsdextrautils gpg-agent dbus-daemon)
 for arg in "$@"; do
   case $arg in
@@ -18,6 +19,8 @@ done
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+# g++, clang and ninja-build: examples/consumer (ci/consumer.sh) builds its C++
+# test with both compilers, and with Ninja as well as Make.
 for pkg in "${pkgs[@]}"; do
   have_pkg "$pkg" || need+=("$pkg")
 done

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Configure and build into ${BUILD_DIR:-build} with warnings as errors.
 # Extra arguments go to cmake's configure step (e.g. -DMPF_COVERAGE=ON).
 set -euo pipefail

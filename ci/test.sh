@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The tests: install what is missing, build with warnings as errors, run
-# every ctest test except the soak label.
+# every ctest test except the soak label, then build and test
+# examples/consumer against this tree three ways (ci/consumer.sh).
 #   ci/test.sh          the above
 #   ci/test.sh --full   the above, then every fuzz harness for 30 s each
 #                       (fuzz/run.sh 30; clang and libFuzzer are installed
@@ -22,6 +24,8 @@ fi
 ci/build.sh
 build=${BUILD_DIR:-build}
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE soak
+# The consumer's view: install, find_package, pkg-config, FetchContent.
+ci/consumer.sh
 if [ "$full" -eq 1 ]; then
   fuzz/run.sh 30
 fi

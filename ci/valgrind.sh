@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The fixture's self-tests under valgrind, every forked child traced: any
 # memory error fails the case (exit 99). Budgets scale themselves under
 # valgrind (x20), so the ctest timeouts are widened to match.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Run by mpf_add_cmocka_test() and mpf_add_cmocka_variant() after each
 # build: lists the cases of BIN and writes OUT, a ctest include file with one
 # test per case (named <STEM>.<case>, or <STEM>.<case>.<MPF_SUFFIX>).

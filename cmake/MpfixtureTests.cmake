@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mpf_add_cmocka_test(<target>
 #     SOURCES <src>...
 #     [LINK_LIBRARIES <lib>...]
@@ -14,6 +15,12 @@
 # must-fail case that dies on purpose, e.g. killed by the watchdog),
 # whatever its exit code; it also gets the label must_fail.
 #
+# Works the same in this tree, in a project that added mpfixture with
+# add_subdirectory()/FetchContent, and after find_package(mpfixture): it
+# links mpfixture::mpfixture (before cmocka, so that the adapter's wrappers
+# of cmocka's reporting come first) and runs MpfDiscover.cmake from its
+# own directory. Make and Ninja alike; CMake 3.20 or newer.
+#
 # Each test's TIMEOUT sits above the case's budget plus grace, times the
 # MPF_REPEAT count of ENVIRONMENT, scaled by MPF_CTEST_TIMEOUT_FACTOR, so
 # the fixture's report always beats ctest's; TIMEOUT overrides it.
@@ -25,10 +32,10 @@
 # Registers the cases of a binary made by mpf_add_cmocka_test() (those
 # matching CASES) once more, as <target>.<case>.<s>, with their own labels
 # and environment: e.g. the soak form of a stress suite, MPF_REPEAT=1000.
+include_guard(GLOBAL)
 set(MPF_CTEST_TIMEOUT_FACTOR 3 CACHE STRING "ctest TIMEOUT = factor * (budget + grace) * repeats + 30 s")
 set(MPF_TEST_LAUNCHER "" CACHE STRING
     "Command list each case runs under, e.g. valgrind;-q;--trace-children=yes")
-set(MPF_DISCOVER_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/MpfDiscover.cmake)
 
 function(mpf_add_cmocka_test target)
   cmake_parse_arguments(A "RUN_SERIAL" "TIMEOUT"
@@ -36,8 +43,12 @@ function(mpf_add_cmocka_test target)
   if(NOT A_SOURCES)
     message(FATAL_ERROR "mpf_add_cmocka_test(${target}): SOURCES is required")
   endif()
+  if(NOT TARGET mpfixture::mpfixture)
+    message(FATAL_ERROR "mpf_add_cmocka_test(${target}): no target mpfixture::mpfixture; "
+                        "find_package(mpfixture) or add mpfixture's source first")
+  endif()
   add_executable(${target} ${A_SOURCES})
-  target_link_libraries(${target} PRIVATE mpfixture ${A_LINK_LIBRARIES} cmocka)
+  target_link_libraries(${target} PRIVATE mpfixture::mpfixture ${A_LINK_LIBRARIES} cmocka)
   _mpf_register_cases(${target} "" "${A_LABELS}" "${A_ENVIRONMENT}"
                       "${A_TIMEOUT}" "${A_RUN_SERIAL}" "" "${A_EXPECT_OUTPUT}")
 endfunction()
@@ -56,6 +67,8 @@ endfunction()
 # cases and writes the ctest include (MpfDiscover.cmake).
 function(_mpf_register_cases target suffix labels environment timeout
          run_serial cases expect_output)
+  # Next to this file, wherever it was found (source tree or install).
+  set(_MPF_DISCOVER_SCRIPT ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/MpfDiscover.cmake)
   set(tag ${target})
   if(suffix)
     set(tag ${target}_${suffix})
@@ -63,7 +76,7 @@ function(_mpf_register_cases target suffix labels environment timeout
   set(params ${CMAKE_CURRENT_BINARY_DIR}/${tag}_params.cmake)
   set(tests ${CMAKE_CURRENT_BINARY_DIR}/${tag}_tests.cmake)
   set(include ${CMAKE_CURRENT_BINARY_DIR}/${tag}_include.cmake)
-  file(WRITE ${params}.new
+  string(CONCAT content
     "set(MPF_SUFFIX [==[${suffix}]==])\n"
     "set(MPF_LABELS [==[${labels}]==])\n"
     "set(MPF_ENVIRONMENT [==[${environment}]==])\n"
@@ -74,7 +87,15 @@ function(_mpf_register_cases target suffix labels environment timeout
     "set(MPF_TIMEOUT_FACTOR \"${MPF_CTEST_TIMEOUT_FACTOR}\")\n"
     "set(MPF_LAUNCHER [==[${MPF_TEST_LAUNCHER}]==])\n"
     "set(MPF_WORKDIR \"${CMAKE_CURRENT_BINARY_DIR}\")\n")
-  file(COPY_FILE ${params}.new ${params} ONLY_IF_DIFFERENT)
+  # Rewritten only when it changes, so that a re-configure does not re-list
+  # every binary (file(COPY_FILE ... ONLY_IF_DIFFERENT) would need 3.21).
+  set(old "")
+  if(EXISTS ${params})
+    file(READ ${params} old)
+  endif()
+  if(NOT old STREQUAL content)
+    file(WRITE ${params} "${content}")
+  endif()
   file(WRITE ${include}
     "if(EXISTS \"${tests}\")\n"
     "  include(\"${tests}\")\n"
@@ -84,8 +105,8 @@ function(_mpf_register_cases target suffix labels environment timeout
   # Re-list the cases whenever the binary or the registration changes.
   add_custom_command(OUTPUT ${tests}
     COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:${target}> -DSTEM=${target}
-            -DPARAMS=${params} -DOUT=${tests} -P ${MPF_DISCOVER_SCRIPT}
-    DEPENDS ${target} ${params} ${MPF_DISCOVER_SCRIPT}
+            -DPARAMS=${params} -DOUT=${tests} -P ${_MPF_DISCOVER_SCRIPT}
+    DEPENDS ${target} ${params} ${_MPF_DISCOVER_SCRIPT}
     COMMENT "Listing the cases of ${tag}"
     VERBATIM)
   add_custom_target(${tag}_cases ALL DEPENDS ${tests})

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Line, function and branch coverage of the ctest suite (soak excluded):
 # builds an instrumented tree in ${BUILD_DIR:-build}-coverage, runs the tests
 # there, writes an lcov HTML report to <that tree>/coverage-html and ends with

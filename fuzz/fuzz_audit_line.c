@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_audit_line.c — libFuzzer harness for the audit line writer
  * (fixture/src/audit_json.c): mpf__audit_line() for a report and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vector_add.c — libworker in one page: bring up an L3 worker with four
  * simulated chips, split a vector add across them, check the result, close.
@@ -16,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "worker.h"
+#include <mpfixture/worker.h>
 
 #define CHIPS 4
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * child.c — the one noreturn entry of every forked child (sub, chip,
  * next-level) and its serve loop.

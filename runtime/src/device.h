@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * device.h — the simulated device backend of chip children.
  *
@@ -22,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "worker.h"
+#include "mpfixture/worker.h"
 
 #define WORKER__K_COUNT 8 /* kernel ids are worker_kernel, 1..7 */
 #define WORKER__DEV_REGIONS_MAX 1024

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * device_sim.c — simulated chips: device memory is a set of shm regions,
  * kernels are C functions by id.

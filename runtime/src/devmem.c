@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * devmem.c — device memory of simulated chips, parent side.
  *

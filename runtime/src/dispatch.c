@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dispatch.c — runs, tasks, the scheduler thread and control commands.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gates.c — shared futex gates for deterministic interleavings.
  *

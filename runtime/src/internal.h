@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * internal.h — private declarations shared by libworker's sources.
  * Internal non-static names carry the worker__ prefix.
@@ -13,7 +14,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
-#include "worker.h"
+#include "mpfixture/worker.h"
 #include "mailbox.h"
 
 #define WORKER__NAME_MAX 96

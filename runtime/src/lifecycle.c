@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * lifecycle.c — the public handle: options, validation, topology, and the
  * NEW -> INITIALIZING -> READY | FAILED -> CLOSED state machine with

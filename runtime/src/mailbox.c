@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mailbox.c — creation of the per-child shared-memory mailbox and the small
  * store/wake helpers both sides use. The layout is in mailbox.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mailbox.h — the shared-memory wire format between a worker and one child.
  *

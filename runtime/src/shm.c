@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * shm.c — the tree's shm namespace: "/wk-<rootpid>-<token>-<path>" names,
  * the namespace sweep of close/rollback, and reclaim of dead roots' names.

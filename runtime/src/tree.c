@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tree.c — one worker's children: fork in groups, the readiness barrier,
  * startup rollback, the two-phase close and the cleanup journal.

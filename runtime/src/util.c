@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util.c — clocks, spec numbers, futexes and the per-handle error text.
  */

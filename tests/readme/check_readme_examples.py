@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """README examples are tests.
 
 usage: check_readme_examples.py README.md INCLUDE_DIR LIB_DIR [CC]

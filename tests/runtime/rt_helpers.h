@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rt_helpers.h — small helpers shared by the runtime's suites (header-only,
  * static functions: each suite is one translation unit).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cancellation_journal.c — port of simpler's test_cancellation_journal.py
  * (simpler-lifecycle.md §3.3) onto libworker's public API.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_control.c — control commands (CONTROL_REQUEST / CONTROL_DONE on a
  * child's base frame): the SHUTDOWN-clobber race of simpler #1562 made

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_dispatch.c — running work on a tree (runtime part 2, issue 4):
  * vector add over simulated chips and their device memory, ordering and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_error_propagation.c — port of simpler's
  * tests/ut/py/test_worker/test_error_propagation.py (simpler-lifecycle.md

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_mailbox_atomics.c — port of simpler's test_mailbox_atomics.py
  * (simpler-lifecycle.md §3.6) onto libworker's mailbox (runtime/src/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_orphan_child_reaping.c — port of simpler's test_orphan_child_reaping.py
  * (simpler-lifecycle.md §3.4), tightened: a helper process is the root of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_startup_readiness.c — port of simpler's
  * tests/ut/py/test_worker/test_startup_readiness.py (simpler-lifecycle.md

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_preexisting.c — what the fixture may kill or close: nothing that
  * predates the case, however much of it there is.

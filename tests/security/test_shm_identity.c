@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_shm_identity.c — what the fixture may delete: only the /dev/shm
  * object the case created, under its whole name, directly in /dev/shm.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stress_helpers.h — helpers shared by the stress suites (header-only,
  * static functions: each suite is one translation unit). Builds on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fault_sweep.c — every fault point x every action that applies x
  * every role of the issue's tree, init -> (run) -> close, each its own case.

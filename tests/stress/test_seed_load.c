@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_seed_load.c — the seed's own test under the conditions that exposed
  * it: every core busy and the runtime's fault points jittered.

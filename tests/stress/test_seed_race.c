@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_seed_race.c — the seed race (simpler #1948), window by window.
  *

@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: MIT
+# Install rules, the CMake package, pkg-config files and CPack (.deb and
+# .tar.gz). Included from the top-level CMakeLists.txt when MPF_INSTALL is
+# on (default: at the top level only; a project that embeds mpfixture and
+# ships it may turn it on).
+include(CMakePackageConfigHelpers)
+
+set(MPF_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/mpfixture)
+set(MPF_DOC_DIR ${CMAKE_INSTALL_DATAROOTDIR}/doc/mpfixture)
+
+# Libraries, with their SONAME links; headers in include/mpfixture/.
+install(TARGETS mpfixture mpf_worker mpfixture_worker
+  EXPORT mpfixtureTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES
+    ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/mpfixture.h
+    ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/cmocka.h
+    ${PROJECT_SOURCE_DIR}/fixture/worker/include/mpfixture/mpfixture_worker.h
+    ${PROJECT_SOURCE_DIR}/runtime/include/mpfixture/worker.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mpfixture)
+
+# Programs: mpf-run (shared builds: it preloads libmpfixture.so) and the
+# audit renderer as mpf-audit.
+if(TARGET mpf-run)
+  install(TARGETS mpf-run EXPORT mpfixtureTargets
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/fixture/tools/mpf_audit.py
+  DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME mpf-audit)
+if(EXISTS ${PROJECT_SOURCE_DIR}/fixture/tools/mpf-run.1)
+  install(FILES ${PROJECT_SOURCE_DIR}/fixture/tools/mpf-run.1
+    DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+endif()
+
+# The CMake package: targets, version (0.x: same minor only), the test
+# module and its discovery script side by side.
+install(EXPORT mpfixtureTargets NAMESPACE mpfixture::
+  DESTINATION ${MPF_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/mpfixtureConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/mpfixtureConfig.cmake
+  INSTALL_DESTINATION ${MPF_CMAKE_DIR}
+  PATH_VARS CMAKE_INSTALL_BINDIR)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/mpfixtureConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES
+    ${PROJECT_BINARY_DIR}/mpfixtureConfig.cmake
+    ${PROJECT_BINARY_DIR}/mpfixtureConfigVersion.cmake
+    ${PROJECT_SOURCE_DIR}/cmake/MpfixtureTests.cmake
+    ${PROJECT_SOURCE_DIR}/cmake/MpfDiscover.cmake
+  DESTINATION ${MPF_CMAKE_DIR})
+
+# pkg-config: mpfixture (the guard, with cmocka), mpfixture-worker (the
+# runtime), mpfixture-fake-chips (the companion). The prefix is the one
+# of the install itself (cmake --install --prefix, or CPack's /usr), so
+# the .pc files are written at install time.
+set(_mpf_pc_common "prefix=@PREFIX@
+exec_prefix=\${prefix}
+libdir=\${prefix}/${CMAKE_INSTALL_LIBDIR}
+includedir=\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}
+cmakemoduledir=\${libdir}/cmake/mpfixture
+")
+file(WRITE ${PROJECT_BINARY_DIR}/pc-in/mpfixture.pc "${_mpf_pc_common}
+Name: mpfixture
+Description: ${PROJECT_DESCRIPTION} (link before cmocka)
+Version: ${PROJECT_VERSION}
+Requires: cmocka
+Libs: -L\${libdir} -lmpfixture
+Cflags: -I\${includedir}
+")
+file(WRITE ${PROJECT_BINARY_DIR}/pc-in/mpfixture-worker.pc "${_mpf_pc_common}
+Name: mpfixture-worker
+Description: libmpfworker, the hierarchical worker runtime on simulated chips
+Version: ${PROJECT_VERSION}
+Libs: -L\${libdir} -lmpfworker
+Libs.private: -lpthread -lm
+Cflags: -I\${includedir}
+")
+file(WRITE ${PROJECT_BINARY_DIR}/pc-in/mpfixture-fake-chips.pc "${_mpf_pc_common}
+Name: mpfixture-fake-chips
+Description: worker trees of fake chips owned by a guarded case
+Version: ${PROJECT_VERSION}
+Requires: mpfixture = ${PROJECT_VERSION}, mpfixture-worker = ${PROJECT_VERSION}
+Libs: -L\${libdir} -lmpfixture_worker
+Cflags: -I\${includedir}
+")
+install(CODE "
+  foreach(pc mpfixture mpfixture-worker mpfixture-fake-chips)
+    file(READ \"${PROJECT_BINARY_DIR}/pc-in/\${pc}.pc\" text)
+    string(REPLACE \"@PREFIX@\" \"\${CMAKE_INSTALL_PREFIX}\" text \"\${text}\")
+    file(WRITE \"${PROJECT_BINARY_DIR}/pc-out/\${pc}.pc\" \"\${text}\")
+  endforeach()
+")
+foreach(pc mpfixture mpfixture-worker mpfixture-fake-chips)
+  install(FILES ${PROJECT_BINARY_DIR}/pc-out/${pc}.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()
+
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md
+    ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+  DESTINATION ${MPF_DOC_DIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs DESTINATION ${MPF_DOC_DIR})
+
+# CPack: `cpack --config build/CPackConfig.cmake` (or `cmake --build build
+# --target package`) writes mpfixture_<version>_<arch>.deb and
+# mpfixture-<version>-Linux.tar.gz. A packager may override the contact.
+set(CPACK_PACKAGE_NAME mpfixture)
+set(CPACK_PACKAGE_VENDOR "the mpfixture authors")
+if(NOT DEFINED CPACK_PACKAGE_CONTACT)
+  set(CPACK_PACKAGE_CONTACT "the mpfixture authors")
+endif()
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
+set(CPACK_GENERATOR DEB TGZ)
+set(CPACK_STRIP_FILES OFF)
+set(CPACK_PACKAGE_FILE_NAME mpfixture-${PROJECT_VERSION}-${CMAKE_SYSTEM_NAME})
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libcmocka0 (>= 1.1.5), python3")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcmocka-dev, cmake (>= 3.20), pkg-config")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gdb")
+# The summary line comes from CPACK_PACKAGE_DESCRIPTION_SUMMARY.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "libmpfixture fails a cmocka test case, by name, when it leaves a /dev/shm
+object, a live or escaped process, a zombie, a descriptor or a forked child
+that unwound into the runner, or overruns its time budget; then it cleans
+up. Includes mpf-run (audit any command), mpf-audit (render audit files),
+the worker runtime and fake-chip companion libraries, headers, the CMake
+package with its test module, and pkg-config files.")
+set(CPACK_SOURCE_GENERATOR TGZ)
+set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git" "/build[^/]*/")
+if(MPF_TOP_LEVEL)
+  include(CPack)
+endif()
