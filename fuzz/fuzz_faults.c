@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_faults.c — libFuzzer harness of the fault-spec parser
  * (worker__faults_parse() in runtime/src/faults.c, the syntax of

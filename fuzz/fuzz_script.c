@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_script.c — libFuzzer harness of the per-child script parser
  * (worker_script_parse() in runtime/src/lifecycle.c). Parse only.

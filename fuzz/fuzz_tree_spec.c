@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_tree_spec.c — libFuzzer harness of the tree-spec parser
  * (fixture/worker/src/tree_spec.c). Parse only: nothing is built, forked

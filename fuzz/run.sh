@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # fuzz/run.sh [SECONDS] — build every libFuzzer harness of fuzz/ with clang
 # into ${FUZZ_BUILD_DIR:-build-fuzz} and run each for SECONDS (default 30),
 # one after the other on one core. Each run starts from a scratch copy of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * procfd.c — a descriptor per child that turns readable when it exits,
  * and waits and signals through it.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """concurrent.futures.ProcessPoolExecutor: a pool with a queue feeder
 thread and a management thread, shut down on leaving the block."""
 from concurrent.futures import ProcessPoolExecutor

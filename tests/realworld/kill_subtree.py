@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A program that kills a stuck subtree, then checks its grandchild is gone.
 
 The shape of simpler's test_stuck_midinit_subtree_killpg_reaps_grandchild:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """multiprocessing.Pool (fork start method, Linux default): workers forked,
 fed through pipes, joined when the pool closes."""
 from multiprocessing import Pool

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # programs.sh NAME — the shell-driven programs of the realworld corpus, one
 # per case below, each an everyday use of Debian's tools. Exit 0 when the
 # program did its job. MPF_RW_TMP is a scratch directory (run_case.sh).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run_case.sh RUNS EXPECT KIND NAME MPF_RUN [MPF-RUN ARGS]... CMD [ARG]...
 #
 # One corpus entry: runs `MPF_RUN [MPF-RUN ARGS]... CMD...` RUNS times

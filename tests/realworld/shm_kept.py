@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A SharedMemory never unlinked: created, then taken away from the
 resource tracker (as programs do that keep a segment for another process),
 so nothing removes it when the program ends. mpf-run must name it."""

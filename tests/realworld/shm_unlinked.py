@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """SharedMemory used correctly: created, written by a child process that
 attaches by name, read back, closed and unlinked. Python's resource
 tracker (a helper process started on first use) exits on its own a moment

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """subprocess with its defaults: close_fds=True closes every inherited
 descriptor but 0-2 in the child before exec, a pipe for the output."""
 import subprocess

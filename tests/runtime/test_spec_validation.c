@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_spec_validation.c — the three spec parsers (tree spec, per-child
  * script, fault spec) reject what they cannot honour, with one exact
