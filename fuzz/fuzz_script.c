@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const worker_script sentinel = { WORKER__SCRIPT_COUNT, -1, "sentinel" };
+    const worker_script sentinel = { WORKER_SCRIPT_KIND_COUNT, -1, "sentinel" };
     worker_script s = sentinel;
     char err[256] = "", msg[WORKER_ERROR_MAX];
     size_t msg_len = (size_t)-1;
@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         worker_options o = WORKER_OPTIONS_INIT;
         char m[256];
 
-        CHECK((unsigned)s.kind < WORKER__SCRIPT_COUNT);
+        CHECK((unsigned)s.kind < WORKER_SCRIPT_KIND_COUNT);
         if (s.kind == WORKER_SCRIPT_EXIT)
             CHECK(s.arg >= 0 && s.arg <= WORKER_SCRIPT_EXIT_MAX);
         if (s.kind == WORKER_SCRIPT_SLOW_FAIL)

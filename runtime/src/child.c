@@ -145,7 +145,7 @@ static int run_script(const worker_script *s, worker_child_kind kind, char *msg,
 {
     switch (s->kind) {
     case WORKER_SCRIPT_OK:
-    case WORKER__SCRIPT_COUNT:
+    case WORKER_SCRIPT_KIND_COUNT:
         return 0;
     case WORKER_SCRIPT_FAIL:
         snprintf(msg, msg_size, "%s", s->msg ? s->msg : default_msg(kind));
@@ -544,7 +544,7 @@ static void serve(struct serve_ctx *sc)
         for (int spin = 0; spin < 200; spin++) {
             if (worker__mb_load(&mb->frame[0].bell) != seq)
                 break;
-            __builtin_ia32_pause();
+            worker__cpu_relax();
         }
         worker__futex_wait(&mb->frame[0].bell, seq, 0);
     }

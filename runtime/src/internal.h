@@ -137,6 +137,18 @@ extern struct worker__self worker__self;
 /* procfd.c: a descriptor per child that turns readable (POLLIN or
    POLLHUP) when it exits — its pidfd, or an exit pipe where pidfd_open is
    missing — and waits and signals through it. */
+/* A spin-wait hint to the CPU, where the architecture has one. */
+static inline void worker__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
 bool worker__pidfd_missing(void);
 /* Before fork: *rd is the fallback's read end (-1 with pidfds). */
 int worker__procfd_before_fork(int *rd);

@@ -55,7 +55,7 @@ const char *worker_child_kind_name(worker_child_kind kind)
 
 /* ---- scripts ---- */
 
-static const char *const script_names[WORKER__SCRIPT_COUNT] = {
+static const char *const script_names[WORKER_SCRIPT_KIND_COUNT] = {
     [WORKER_SCRIPT_OK] = "ok",
     [WORKER_SCRIPT_FAIL] = "fail",
     [WORKER_SCRIPT_HANG] = "hang",
@@ -109,11 +109,11 @@ int worker_script_parse(const char *text, size_t len, worker_script *out,
         arg = paren + 1;
         arg_len = len - name_len - 2;
     }
-    for (k = 0; k < WORKER__SCRIPT_COUNT; k++)
+    for (k = 0; k < WORKER_SCRIPT_KIND_COUNT; k++)
         if (strlen(script_names[k]) == name_len &&
             strncmp(script_names[k], text, name_len) == 0)
             break;
-    if (k == WORKER__SCRIPT_COUNT)
+    if (k == WORKER_SCRIPT_KIND_COUNT)
         return script_error(err, err_size,
                             "script '%.*s%s' is unknown (ok, fail[(msg)], hang, "
                             "slow_fail(ms), exit(n), crash, ignore_sigterm, "
@@ -190,7 +190,7 @@ static int check_timeout(const char *field, double v, char *msg, size_t msg_size
 static int check_script(const char *what, unsigned i, const worker_script *s,
                         char *msg, size_t msg_size)
 {
-    if ((unsigned)s->kind >= WORKER__SCRIPT_COUNT)
+    if ((unsigned)s->kind >= WORKER_SCRIPT_KIND_COUNT)
         BAD("%s %u: unknown script kind %d", what, i, (int)s->kind);
     if (s->kind == WORKER_SCRIPT_SLOW_FAIL &&
         (s->arg < 0 || s->arg > WORKER_SCRIPT_DELAY_MAX_MS))

@@ -49,6 +49,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mpfixture/worker.h" /* WORKER_KERNEL_ARGS_MAX */
+
 /* MailboxState: values 0–7 as in simpler; 8–12 reserved (two-frame
    staging, out of scope), TASK_FAILED = 10 kept for "failed on shutdown". */
 enum worker__mb_state {
@@ -102,6 +104,7 @@ _Static_assert(offsetof(worker__mb_frame, args) == WORKER__MB_ARGS_OFF, "args");
 _Static_assert(offsetof(worker__mb_frame, msg) == WORKER__MB_MSG_OFF, "msg");
 _Static_assert(sizeof(worker__mb_frame) == WORKER__MB_FRAME_SIZE, "frame size");
 
+
 /*
  * Overlays of the args area.
  *
@@ -116,6 +119,9 @@ _Static_assert(sizeof(worker__mb_frame) == WORKER__MB_FRAME_SIZE, "frame size");
  * the child writes result and the error tuple before CONTROL_DONE.
  */
 #define WORKER__MB_KARGS 6u
+/* Paired limits: the mailbox carries every argument a task may have. */
+_Static_assert(WORKER__MB_KARGS == WORKER_KERNEL_ARGS_MAX,
+               "task kernel arguments: mailbox slots = public maximum");
 
 typedef struct worker__mb_task {
     uint64_t seq;

@@ -135,7 +135,7 @@ typedef enum worker_script_kind {
     WORKER_SCRIPT_IGNORE_SIGTERM,  /* ignores SIGTERM and hangs: needs SIGKILL */
     WORKER_SCRIPT_FORK_GRANDCHILD, /* forks a grandchild in its process group,
                                       then both ignore SIGTERM and hang */
-    WORKER__SCRIPT_COUNT
+    WORKER_SCRIPT_KIND_COUNT
 } worker_script_kind;
 
 /* Ranges of a script's argument. */
@@ -149,7 +149,14 @@ typedef struct worker_script {
     const char *msg;  /* FAIL, SLOW_FAIL: error text, copied (truncated to 255 B) */
 } worker_script;
 
+/* The *_INIT macros name their fields in C (a field added to a struct
+   cannot shift them); C++ before C++20 has no designators, so it gets
+   the same values in declaration order. */
+#ifdef __cplusplus
 #define WORKER_SCRIPT_INIT { WORKER_SCRIPT_OK, 0, NULL }
+#else
+#define WORKER_SCRIPT_INIT { .kind = WORKER_SCRIPT_OK, .arg = 0, .msg = NULL }
+#endif
 
 /*
  * Parse a script as used by specs and tests: "ok", "fail", "fail(msg)",
@@ -251,9 +258,16 @@ typedef struct worker_options {
     worker_device_leaks device_leaks;
 } worker_options;
 
+#ifdef __cplusplus
 #define WORKER_OPTIONS_INIT                                                \
     { 3, 0, 0, 300.0, 10.0, 60.0, NULL, NULL, WORKER_SCRIPT_INIT, NULL,     \
       NULL, 0, 0, NULL, NULL, 10.0, WORKER_DEVICE_LEAKS_RECLAIM }
+#else
+#define WORKER_OPTIONS_INIT                                                \
+    { .level = 3, .startup_timeout_s = 300.0, .rollback_timeout_s = 10.0,  \
+      .close_timeout_s = 60.0, .self_script = WORKER_SCRIPT_INIT,          \
+      .drain_timeout_s = 10.0, .device_leaks = WORKER_DEVICE_LEAKS_RECLAIM }
+#endif
 
 /*
  * Check options without creating anything. Returns 0 or -EINVAL and writes
@@ -373,6 +387,8 @@ typedef struct worker_rollback_report {
     bool happened;            /* false until a rollback ran */
     unsigned graceful, cancelled, exited, killed, journaled; /* counts */
     size_t n;
+    /* One per child; a worker has at most WORKER_MAX_CHILDREN, so no
+       child is ever left out. */
     worker_rollback_entry entries[WORKER_MAX_CHILDREN];
 } worker_rollback_report;
 
