@@ -37,6 +37,7 @@
 
 #include "device.h"
 #include "internal.h"
+#include "testing.h"
 
 #define NONE UINT32_MAX
 #define CHUNK 256u

@@ -21,6 +21,7 @@
 #include "mpfixture.h"
 #include "mpfixture_worker.h"
 #include "rt_helpers.h"
+#include "testing.h" /* worker_child_mailbox_state() */
 
 /* MailboxState values (the wire format; simpler's numbering). */
 enum { MB_SHUTDOWN = 3, MB_CONTROL_REQUEST = 4, MB_CONTROL_DONE = 5 };

@@ -623,11 +623,6 @@ int worker_control(worker *w, worker_child_kind kind, unsigned index,
                    worker_control_cmd cmd, uint64_t arg, double timeout_s,
                    uint64_t *result);
 
-/* Base-frame state word of a live child's mailbox (MailboxState), for
-   tests of the wire protocol; -ENOENT if the child has no mailbox. */
-int worker_child_mailbox_state(const worker *w, worker_child_kind kind,
-                               unsigned index);
-
 /* ---- Gates: shared futex words for deterministic interleavings ---- */
 
 /*
