@@ -15,14 +15,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c)                                                           \
-    do {                                                                   \
-        if (!(c))                                                          \
-            __builtin_trap();                                              \
-    } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -15,14 +15,8 @@
 #include <string.h>
 
 #include "tree_spec.h"
+#include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c)                                                           \
-    do {                                                                   \
-        if (!(c))                                                          \
-            __builtin_trap();                                              \
-    } while (0)
 
 /* Processes under item i (a node), recounted from the flat list. */
 static uint64_t recount(const mpfw__spec *s, unsigned i)
