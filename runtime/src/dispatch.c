@@ -884,40 +884,19 @@ int worker__admit(worker *w, const char *what)
         pthread_mutex_lock(&w->lock);
         waited = true;
     }
-    switch ((worker_state)atomic_load(&w->state)) {
-    case WORKER_READY:
-        rc = 0;
-        break;
-    case WORKER_NEW:
-        worker__set_error(w, "%s: not initialized (call worker_init() first)", what);
-        rc = -EPERM;
-        break;
-    case WORKER_FAILED:
-        if (waited) {
-            /* The original failure; its text is in startup_error (and in
-               last_error, written by the initializing thread). */
-            rc = w->epoch_rc ? w->epoch_rc : -EPERM;
-            break;
-        }
-        worker__set_error(w, "%s: startup failed; close this worker and create "
-                          "a new one", what);
-        rc = -EPERM;
-        break;
-    case WORKER_CLOSED:
-    default:
-        if (waited && w->epoch_rc) {
-            rc = w->epoch_rc;
-            break;
-        }
-        worker__set_error(w, "%s: worker is closed", what);
-        rc = -ESHUTDOWN;
-        break;
-    case WORKER_INITIALIZING:
+    worker_state st = (worker_state)atomic_load(&w->state);
+    if (waited && st == WORKER_FAILED) {
+        /* The original failure; its text is in startup_error (and in
+           last_error, written by the initializing thread). */
+        rc = w->epoch_rc ? w->epoch_rc : -EPERM;
+    } else if (waited && st == WORKER_CLOSED && w->epoch_rc) {
+        rc = w->epoch_rc;
+    } else if ((rc = worker__admission(w, WORKER__OP_READY, what, st)) ==
+               WORKER__ADMIT_WAIT) {
         /* Not running but INITIALIZING: cannot happen (the commit clears
            both under this lock). */
         worker__set_error(w, "%s: init in progress", what);
         rc = -EINPROGRESS;
-        break;
     }
     pthread_mutex_unlock(&w->lock);
     return rc;
@@ -943,27 +922,7 @@ static int reg(worker *w, bool sub, const char *name, void *fn, void *arg)
     st = (worker_state)atomic_load(&root->state);
     if (st == WORKER_NEW && root != w)
         st = (worker_state)atomic_load(&w->state);
-    switch (st) {
-    case WORKER_NEW:
-        rc = 0;
-        break;
-    case WORKER_INITIALIZING:
-    case WORKER_READY:
-        worker__set_error(w, "register before init: callables are copied into "
-                          "the children when they are forked (worker is %s)",
-                          worker_state_name(st));
-        rc = -EBUSY;
-        break;
-    case WORKER_FAILED:
-        worker__set_error(w, "register: startup failed; close this worker and "
-                          "create a new one");
-        rc = -EPERM;
-        break;
-    default:
-        worker__set_error(w, "register: worker is closed");
-        rc = -ESHUTDOWN;
-        break;
-    }
+    rc = worker__admission(w, WORKER__OP_REGISTER, "register", st);
     if (!rc && *n == WORKER_MAX_CALLABLES) {
         worker__set_error(w, "register: at most %d callables", WORKER_MAX_CALLABLES);
         rc = -ENOSPC;

@@ -137,6 +137,20 @@ extern struct worker__self worker__self;
 /* procfd.c: a descriptor per child that turns readable (POLLIN or
    POLLHUP) when it exits — its pidfd, or an exit pipe where pidfd_open is
    missing — and waits and signals through it. */
+/* admission.c: the one table of which operation each state admits. */
+enum worker__op {
+    WORKER__OP_INIT,
+    WORKER__OP_ADD_CHILD, /* the parent's state */
+    WORKER__OP_REGISTER,
+    WORKER__OP_READY,     /* run, control, device memory: need READY */
+    WORKER__OP_COUNT
+};
+#define WORKER__ADMIT_WAIT 1 /* INITIALIZING: wait for the epoch's outcome */
+/* 0 (admitted), WORKER__ADMIT_WAIT, or a negative errno with the error
+   text set on w ("{op}" in it is `what`). */
+int worker__admission(worker *w, enum worker__op op, const char *what,
+                      worker_state st);
+
 /* A spin-wait hint to the CPU, where the architecture has one. */
 static inline void worker__cpu_relax(void)
 {

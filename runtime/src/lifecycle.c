@@ -4,20 +4,12 @@
  * NEW -> INITIALIZING -> READY | FAILED -> CLOSED state machine with
  * simpler's admission rules.
  *
- * Admission table (worker_init):
- *   NEW           -> INITIALIZING, run the epoch (after the eligible-target
- *                    precheck: -EINVAL and still NEW if it fails)
- *   INITIALIZING  -> wait for the epoch, return its outcome (0, or the
- *                    original failure's code; -EINPROGRESS only from the
- *                    initializing thread itself)
- *   READY         -> -EALREADY    "already initialized"
- *   FAILED        -> -EPERM       "startup failed; close this worker and create a new one"
- *   CLOSED        -> -ESHUTDOWN   "worker is closed"
- *   attached      -> -EPERM       "attached as a child"
- * Operations that need READY (run, control, device memory) follow the same
- * table through worker__admit(): they wait for an epoch in progress and
- * get its outcome; NEW is -EPERM "not initialized". Registration and
- * add_child need NEW (the topology and callables are frozen at init).
+ * Admission: which operation each state admits is one table
+ * (admission.c). worker_init on NEW runs the epoch after the
+ * eligible-target precheck (-EINVAL and still NEW if it fails); on
+ * INITIALIZING it waits for the epoch and returns its outcome (0, or the
+ * original failure's code; -EINPROGRESS only from the initializing thread
+ * itself); a worker attached as a child is -EPERM "attached as a child".
  * worker_close: any -> CLOSED at once (absorbing); in-flight runs are
  * drained; teardown runs when live resources remain; the journal is
  * retried on every call.
@@ -359,11 +351,10 @@ int worker_add_child(worker *parent, worker *child)
         worker__set_error(parent, "this worker is already attached as a child");
         return -EPERM;
     }
-    if (atomic_load(&parent->state) != WORKER_NEW) {
-        worker__set_error(parent, "add_child before init: worker is %s",
-                          worker_state_name(atomic_load(&parent->state)));
-        return -EBUSY;
-    }
+    int rc = worker__admission(parent, WORKER__OP_ADD_CHILD, "add_child",
+                               atomic_load(&parent->state));
+    if (rc)
+        return rc;
     if (child->parent) {
         worker__set_error(parent, "child already attached to another parent");
         return -EEXIST;
@@ -480,17 +471,9 @@ int worker_init(worker *w)
         rc = w->epoch_rc;
         pthread_mutex_unlock(&w->lock);
         return rc;
-    } else if (st == WORKER_READY) {
-        worker__set_error(w, "already initialized");
-        rc = -EALREADY;
-    } else if (st == WORKER_FAILED) {
-        worker__set_error(w, "startup failed; close this worker and create a new one");
-        rc = -EPERM;
-    } else if (st == WORKER_CLOSED) {
-        worker__set_error(w, "worker is closed");
-        rc = -ESHUTDOWN;
-    } else if (!(rc = check_sigchld(w))) {
-        rc = check_targets(w, w);
+    } else if (!(rc = worker__admission(w, WORKER__OP_INIT, "init", st)) &&
+               !(rc = check_sigchld(w))) {
+        rc = check_targets(w, w); /* NEW: the eligible-target precheck */
     }
     if (rc) {
         pthread_mutex_unlock(&w->lock);
