@@ -181,30 +181,6 @@ static void mode_rtt(int blocks, int block)
     free(blk);
 }
 
-static void mode_tput(int rounds, unsigned m)
-{
-    worker *w1 = tree(1), *w2 = tree(2);
-    struct plan p1 = { 1, m }, p2 = { 2, m };
-
-    worker_run(w1, orch, &p1); /* warm-up */
-    worker_run(w2, orch, &p2);
-    for (int r = 0; r < rounds; r++) {
-        for (int k = 0; k < 2; k++) {
-            bool one = ((r + k) % 2) == 0;
-            worker *w = one ? w1 : w2;
-            int64_t t0 = bench_now_ns();
-            int rc = worker_run(w, orch, one ? &p1 : &p2);
-            int64_t dt = bench_now_ns() - t0;
-            if (rc)
-                BENCH_DIE("run: %s (%s)", strerror(-rc), worker_last_error(w));
-            printf("sample %s %d %.0f\n", one ? "tput_1chip" : "tput_2chip", r,
-                   (double)m * 1e9 / (double)dt);
-        }
-    }
-    tree_close(w1);
-    tree_close(w2);
-}
-
 static int64_t cpu_ns(clockid_t id)
 {
     struct timespec ts;
@@ -229,6 +205,46 @@ static int64_t tree_cpu_ns(worker *w)
         sum += c;
     }
     return sum;
+}
+
+static void mode_tput(int rounds, unsigned m)
+{
+    worker *w1 = tree(1), *w2 = tree(2);
+    struct plan p1 = { 1, m }, p2 = { 2, m };
+    int64_t cpu_parent[2] = { 0, 0 }, cpu_chips[2] = { 0, 0 }, wall[2] = { 0, 0 };
+
+    worker_run(w1, orch, &p1); /* warm-up */
+    worker_run(w2, orch, &p2);
+    for (int r = 0; r < rounds; r++) {
+        for (int k = 0; k < 2; k++) {
+            bool one = ((r + k) % 2) == 0;
+            worker *w = one ? w1 : w2;
+            int64_t c0 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID), k0 = tree_cpu_ns(w) - c0;
+            int64_t t0 = bench_now_ns();
+            int rc = worker_run(w, orch, one ? &p1 : &p2);
+            int64_t dt = bench_now_ns() - t0;
+            int64_t c1 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID), k1 = tree_cpu_ns(w) - c1;
+            cpu_parent[one ? 0 : 1] += c1 - c0;
+            cpu_chips[one ? 0 : 1] += k1 - k0;
+            wall[one ? 0 : 1] += dt;
+            if (rc)
+                BENCH_DIE("run: %s (%s)", strerror(-rc), worker_last_error(w));
+            printf("sample %s %d %.0f\n", one ? "tput_1chip" : "tput_2chip", r,
+                   (double)m * 1e9 / (double)dt);
+        }
+    }
+    /* Where the time goes: CPU per task of this process (caller +
+       scheduler thread) and of the chips, and the cores kept busy. */
+    for (int i = 0; i < 2; i++) {
+        double tasks = (double)m * rounds;
+        printf("# tput %d chip(s): per task %.2f us wall, CPU %.2f us in the parent "
+               "(caller + scheduler), %.2f us in the chips; %.2f cores busy\n",
+               i + 1, wall[i] / 1e3 / tasks, cpu_parent[i] / 1e3 / tasks,
+               cpu_chips[i] / 1e3 / tasks,
+               (double)(cpu_parent[i] + cpu_chips[i]) / (double)wall[i]);
+    }
+    tree_close(w1);
+    tree_close(w2);
 }
 
 static void mode_idle(double seconds)

@@ -73,8 +73,8 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
   cases=300 case_rounds=3 shm_cases=200 shm_rounds=2 tree_rounds=4
   rtt_blocks=4 rtt_block=500 frtt_rounds=4 tput_rounds=3 tput_m=1000 idle_s=0.5
 else
-  cases=2000 case_rounds=9 shm_cases=1000 shm_rounds=7 tree_rounds=31
-  rtt_blocks=12 rtt_block=2000 frtt_rounds=41 tput_rounds=11 tput_m=5000 idle_s=2
+  cases=2000 case_rounds=11 shm_cases=1000 shm_rounds=9 tree_rounds=61
+  rtt_blocks=12 rtt_block=2000 frtt_rounds=61 tput_rounds=11 tput_m=5000 idle_s=2
 fi
 
 out=bench/results
