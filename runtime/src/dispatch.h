@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dispatch.h — what the files of dispatch share (private): the run
+ * queue's data (jobs, tasks, control commands) and its calls.
+ *
+ *   runq.c     the run queue under `mu`: jobs, tasks, their terminal
+ *              states, and the wake-ups between callers and the scheduler
+ *   sched.c    the scheduler thread, the single progress owner
+ *   job.c      the caller's side: admission, registration, runs, tasks
+ *   control.c  control commands to one child
+ *
+ * Threads and ownership. An orchestration function runs on its caller's
+ * thread and only enqueues: under the worker's `mu` it appends tasks to
+ * the FIFO of their target (or to the WORKER_ANY queue) and kicks the
+ * scheduler if it is parked. The scheduler thread is the single progress
+ * owner: it alone stores TASK_READY / CONTROL_REQUEST into a child's
+ * mailbox and collects TASK_DONE / CONTROL_DONE, so no two threads ever
+ * write one frame. It never reaps (close() does, after joining it): a
+ * child's death is peeked with WNOWAIT, so its wait status is known at once
+ * and the zombie still pins its pid and process group until close().
+ *
+ * Waiting. Whoever waits (worker_wait, worker_task_wait, a control caller,
+ * close's drain) parks on the `progress` futex word, which the scheduler
+ * bumps after completions; a waiter counts itself in n_waiters before it
+ * samples the word, and the scheduler reads n_waiters after the bump, so a
+ * wake-up is never lost and no syscall is made when nobody waits.
+ */
+#ifndef WORKER_DISPATCH_H
+#define WORKER_DISPATCH_H
+
+#include "internal.h"
+
+#define NONE UINT32_MAX
+#define CHUNK 256u
+
+enum tstate { T_QUEUED = 0, T_RUNNING, T_DONE, T_FAILED };
+
+struct worker__task {
+    worker_job *job;
+    uint32_t id;
+    uint8_t state;
+    worker_child_kind kind;
+    int ep;                    /* index in w->children; -1: WORKER_ANY */
+    uint32_t callable;
+    uint32_t nkargs;
+    uint64_t kargs[WORKER__MB_KARGS];
+    uint32_t len;
+    uint8_t *blob;
+    uint32_t prev;             /* previous task of the job on this target */
+    uint32_t ndeps;
+    uint32_t *deps;
+    uint64_t result;
+    struct worker__task *qnext;
+};
+
+struct worker_job {
+    worker *w;
+    const void *args;          /* next-level task's blob (in a child) */
+    size_t args_len;
+    struct worker__task **chunks;
+    uint32_t n_tasks, n_chunks, cap_chunks;
+    uint32_t n_done;
+    bool open;                 /* its orchestration function is running */
+    bool done;                 /* !open and every task terminal */
+    bool detached;             /* freed by whoever sees it done */
+    bool failed;
+    int err_rc;
+    char error[WORKER_ERROR_MAX];      /* the first error */
+    char orch_error[WORKER_ERROR_MAX]; /* worker_job_fail() */
+    uint32_t last_on[WORKER_MAX_CHILDREN];
+    struct worker_job *next, *prev;
+};
+
+struct worker__ctl {
+    unsigned cmd;
+    uint64_t arg;
+    int64_t deadline_ns;       /* 0: none */
+    int64_t issued_ns;
+    bool done;
+    int rc;
+    uint64_t result;
+    char msg[WORKER_ERROR_MAX];
+};
+
+static inline struct worker__task *task_at(const worker_job *job, uint32_t id)
+{
+    return &job->chunks[id / CHUNK][id % CHUNK];
+}
+
+/* runq.c */
+const char *worker__ctl_name(unsigned cmd);
+int worker__check_timeout(double t);     /* 0 or -EINVAL */
+int64_t worker__deadline_of(double t);   /* absolute ns; 0: none */
+/* Bump the progress word and wake whoever waits (mu held or not). */
+void worker__notify(worker *w);
+typedef bool (*worker__pred_fn)(worker *w, void *arg);
+/* Wait (mu not held) until pred (under mu) holds or the deadline. */
+int worker__wait_for(worker *w, worker__pred_fn pred, void *arg,
+                     int64_t deadline_ns);
+void worker__kick(worker *w); /* mu held */
+void worker__job_free_now(worker_job *job);
+void worker__job_unlink(worker *w, worker_job *job);
+bool worker__job_check_done(worker *w, worker_job *job);
+void worker__task_finish(worker *w, struct worker__task *t, bool ok, int rc,
+                         const char *msg);
+int worker__task_ready(const struct worker__task *t, uint32_t *bad);
+
+#endif /* WORKER_DISPATCH_H */

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runq.c — the run queue under the worker's `mu`: jobs and tasks, their
+ * terminal states (first error wins per job), and the wake-ups between
+ * the callers and the scheduler (dispatch.h).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "dispatch.h"
+
+const char *worker__ctl_name(unsigned cmd)
+{
+    switch (cmd) {
+    case WORKER_CONTROL_PING: return "ping";
+    case WORKER__CTRL_DEV_ALLOC: return "device_alloc";
+    case WORKER__CTRL_DEV_FREE: return "device_free";
+    case WORKER_CONTROL_DEVICE_REGIONS: return "device_regions";
+    }
+    return "?";
+}
+
+int worker__check_timeout(double t)
+{
+    if (t == WORKER_WAIT_FOREVER)
+        return 0;
+    if (isnan(t) || isinf(t) || t < 0)
+        return -EINVAL;
+    return 0;
+}
+
+int64_t worker__deadline_of(double t)
+{
+    if (t == WORKER_WAIT_FOREVER)
+        return 0;
+    int64_t d = worker__now_ns() + worker__s_to_ns(t);
+    return d ? d : 1; /* 0 means "none" */
+}
+
+/* ---- wake-ups ---- */
+
+/* Bump the progress word and wake whoever waits (mu held or not). */
+void worker__notify(worker *w)
+{
+    atomic_fetch_add(&w->progress, 1);
+    if (atomic_load(&w->n_waiters))
+        worker__futex_wake(&w->progress, INT_MAX);
+    if (w->wake_also) {
+        atomic_fetch_add(w->wake_also, 1);
+        worker__futex_wake(w->wake_also, INT_MAX);
+    }
+}
+
+/* Wait (mu not held) until pred (evaluated under mu) holds or the deadline
+   (0: none). 0 or -ETIMEDOUT. */
+int worker__wait_for(worker *w, worker__pred_fn pred, void *arg,
+                     int64_t deadline_ns)
+{
+    int rc = 0;
+
+    atomic_fetch_add(&w->n_waiters, 1);
+    for (;;) {
+        uint32_t seq = atomic_load(&w->progress);
+        bool ok;
+
+        pthread_mutex_lock(&w->mu);
+        ok = pred(w, arg);
+        pthread_mutex_unlock(&w->mu);
+        if (ok)
+            break;
+        if (deadline_ns && worker__now_ns() >= deadline_ns) {
+            rc = -ETIMEDOUT;
+            break;
+        }
+        worker__futex_wait(&w->progress, seq, deadline_ns);
+    }
+    atomic_fetch_sub(&w->n_waiters, 1);
+    return rc;
+}
+
+void worker__kick(worker *w)
+{
+    uint64_t one = 1;
+
+    /* mu held: a parked scheduler has published sched_parked under mu
+       before its ppoll, so this write cannot be missed. */
+    if (w->sched_parked && w->kick_fd >= 0) {
+        ssize_t n = write(w->kick_fd, &one, sizeof(one));
+        (void)n;
+    }
+}
+
+/* ---- jobs (mu held unless noted) ---- */
+
+void worker__job_free_now(worker_job *job)
+{
+    for (uint32_t i = 0; i < job->n_tasks; i++) {
+        struct worker__task *t = task_at(job, i);
+        free(t->blob);
+        free(t->deps);
+    }
+    for (uint32_t i = 0; i < job->n_chunks; i++)
+        free(job->chunks[i]);
+    free(job->chunks);
+    free(job);
+}
+
+void worker__job_unlink(worker *w, worker_job *job)
+{
+    if (job->prev)
+        job->prev->next = job->next;
+    else
+        w->jobs = job->next;
+    if (job->next)
+        job->next->prev = job->prev;
+}
+
+/* Mark the job done when its function returned and every task is
+   terminal; a detached job is freed here. Returns true if it became done. */
+bool worker__job_check_done(worker *w, worker_job *job)
+{
+    if (job->done || job->open || job->n_done != job->n_tasks)
+        return false;
+    job->done = true;
+    w->jobs_pending--;
+    if (job->detached) {
+        worker__job_unlink(w, job);
+        worker__job_free_now(job);
+    }
+    return true;
+}
+
+/* A task reached a terminal state. First error wins per job. */
+void worker__task_finish(worker *w, struct worker__task *t, bool ok, int rc,
+                        const char *msg)
+{
+    worker_job *job = t->job;
+
+    t->state = ok ? T_DONE : T_FAILED;
+    job->n_done++;
+    w->tasks_finished++;
+    if (!ok && !job->failed) {
+        job->failed = true;
+        job->err_rc = rc;
+        worker__fmt(job->error, sizeof(job->error), "%s", msg);
+    }
+    worker__job_check_done(w, job);
+}
+
+/* 1: every dependency done; 0: some still pending; -1: one failed (*bad
+   gets its id). */
+int worker__task_ready(const struct worker__task *t, uint32_t *bad)
+{
+    const worker_job *job = t->job;
+    int r = 1;
+
+    if (t->prev != NONE) {
+        uint8_t s = task_at(job, t->prev)->state;
+        if (s == T_FAILED) {
+            *bad = t->prev;
+            return -1;
+        }
+        if (s != T_DONE)
+            r = 0;
+    }
+    for (uint32_t i = 0; i < t->ndeps; i++) {
+        uint8_t s = task_at(job, t->deps[i])->state;
+        if (s == T_FAILED) {
+            *bad = t->deps[i];
+            return -1;
+        }
+        if (s != T_DONE)
+            r = 0;
+    }
+    return r;
+}

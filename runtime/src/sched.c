@@ -1,0 +1,579 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched.c — the scheduler thread, the single progress owner (dispatch.h).
+ *
+ * It parks in one ppoll() over the kick eventfd, the doorbell eventfd
+ * (children ring it after every DONE they publish) and the exit
+ * descriptors of all live children (procfd.c), with the nearest control
+ * deadline as the timeout. Nothing polls on a period: an idle tree uses no
+ * CPU, and a child that dies mid-task fails its run as soon as its
+ * descriptor turns readable.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "dispatch.h"
+
+/* ---- the scheduler: endpoints (mu held) ---- */
+
+static void poison(worker *w, struct worker__child *c, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Make an endpoint unusable. The first reason is kept. A live child is told
+   to shut down (sticky word first): it leaves when it can, and close()
+   reaps it or SIGKILLs it within its budget. */
+static void poison(worker *w, struct worker__child *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    (void)w;
+    if (c->poisoned)
+        return;
+    c->poisoned = true;
+    va_start(ap, fmt);
+    vsnprintf(c->poison, sizeof(c->poison), fmt, ap);
+    va_end(ap);
+    if (!c->dead && c->mb)
+        worker__mb_send_shutdown(c->mb);
+}
+
+static void ctl_finish(struct worker__child *c, int rc, uint64_t result,
+                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void ctl_finish(struct worker__child *c, int rc, uint64_t result,
+                       const char *fmt, ...)
+{
+    struct worker__ctl *ctl = c->ctl;
+    va_list ap;
+
+    ctl->rc = rc;
+    ctl->result = result;
+    ctl->msg[0] = '\0';
+    if (fmt) {
+        va_start(ap, fmt);
+        vsnprintf(ctl->msg, sizeof(ctl->msg), fmt, ap);
+        va_end(ap);
+    }
+    ctl->done = true;
+    c->ctl = NULL;
+    c->ctl_issued = false;
+}
+
+static void dispatch(worker *w, struct worker__child *c, struct worker__task *t)
+{
+    worker__mb_frame *f = &c->mb->frame[1];
+    worker__mb_task *tk = worker__mb_task_of(f);
+    uint32_t s = worker__mb_load(&f->state);
+    char pre[64];
+
+    /* Submit only into an IDLE frame: anything else means the protocol
+       broke (a stale or foreign publication), and the endpoint is done. */
+    if (s != WORKER__MB_IDLE) {
+        worker__child_prefix(w, c, pre, sizeof(pre));
+        poison(w, c, "%stask frame not IDLE at dispatch (state %u)", pre, s);
+        worker__task_finish(w, t, false, -EIO, c->poison);
+        return;
+    }
+    tk->seq = ++c->seq;
+    tk->done_seq = 0;
+    tk->result = 0;
+    tk->nkargs = t->nkargs;
+    memcpy(tk->kargs, t->kargs, sizeof(tk->kargs));
+    tk->len = t->len;
+    if (t->len)
+        memcpy(tk->blob, t->blob, t->len);
+    f->subcmd = t->callable;
+    f->error = 0;
+    f->msg[0] = '\0';
+    /* The payload above is ordered before the child's acquire of the state
+       by this release store. */
+    worker__mb_store(&f->state, WORKER__MB_TASK_READY);
+    worker__mb_ring_child(c->mb);
+    c->inflight = t;
+    t->state = T_RUNNING;
+}
+
+static bool collect(worker *w, struct worker__child *c)
+{
+    worker__mb_frame *f = &c->mb->frame[1];
+    worker__mb_task *tk = worker__mb_task_of(f);
+    struct worker__task *t = c->inflight;
+    char msg[WORKER_ERROR_MAX], pre[64];
+    uint32_t expected = WORKER__MB_TASK_DONE;
+
+    if (worker__mb_load(&f->state) != WORKER__MB_TASK_DONE)
+        return false;
+    c->inflight = NULL;
+    if (tk->done_seq != c->seq) {
+        worker__child_prefix(w, c, pre, sizeof(pre));
+        poison(w, c, "%sstale TASK_DONE (task %llu, expected %llu)", pre,
+               (unsigned long long)tk->done_seq, (unsigned long long)c->seq);
+        worker__task_finish(w, t, false, -EIO, c->poison);
+        return true;
+    }
+    /* Acquired the state above: the error tuple and result are complete. */
+    t->result = tk->result;
+    if (f->error) {
+        memcpy(msg, f->msg, sizeof(msg));
+        msg[sizeof(msg) - 1] = '\0';
+        if (!msg[0]) {
+            worker__child_prefix(w, c, pre, sizeof(pre));
+            worker__fmt(msg, sizeof(msg), "%stask failed with code %d", pre,
+                        (int)f->error);
+        }
+    }
+    /* Back to IDLE only from TASK_DONE: never over a SHUTDOWN. */
+    atomic_compare_exchange_strong(&f->state, &expected, WORKER__MB_IDLE);
+    worker__task_finish(w, t, f->error == 0, -EIO, f->error ? msg : NULL);
+    return true;
+}
+
+static void issue_ctl(worker *w, struct worker__child *c)
+{
+    worker__mb_frame *f = &c->mb->frame[0];
+    uint32_t s;
+    char pre[64];
+
+    worker__child_prefix(w, c, pre, sizeof(pre));
+    if (c->poisoned) {
+        ctl_finish(c, -EIO, 0, "%s", c->poison);
+        return;
+    }
+    s = worker__mb_load(&f->state);
+    if (s != WORKER__MB_IDLE) {
+        poison(w, c, "%sbase frame not IDLE for control %s (state %u)", pre,
+               worker__ctl_name(c->ctl->cmd), s);
+        ctl_finish(c, -EIO, 0, "%s", c->poison);
+        return;
+    }
+    f->subcmd = c->ctl->cmd;
+    worker__mb_ctl_of(f)->arg = c->ctl->arg;
+    worker__mb_ctl_of(f)->result = 0;
+    f->error = 0;
+    f->msg[0] = '\0';
+    worker__mb_store(&f->state, WORKER__MB_CONTROL_REQUEST);
+    worker__mb_ring_child(c->mb);
+    c->ctl_issued = true;
+    c->ctl->issued_ns = worker__now_ns();
+}
+
+static bool collect_ctl(worker *w, struct worker__child *c, int64_t now)
+{
+    worker__mb_frame *f = &c->mb->frame[0];
+    uint32_t expected = WORKER__MB_CONTROL_DONE;
+    char pre[64];
+
+    worker__child_prefix(w, c, pre, sizeof(pre));
+    if (worker__mb_load(&f->state) == WORKER__MB_CONTROL_DONE) {
+        char m[WORKER_ERROR_MAX];
+        int32_t err = f->error;
+        uint64_t result = worker__mb_ctl_of(f)->result;
+
+        memcpy(m, f->msg, sizeof(m));
+        m[sizeof(m) - 1] = '\0';
+        atomic_compare_exchange_strong(&f->state, &expected, WORKER__MB_IDLE);
+        if (err)
+            ctl_finish(c, -EIO, 0, "%scontrol %s failed on child: %s", pre,
+                       worker__ctl_name(c->ctl->cmd), m[0] ? m : "(no message)");
+        else
+            ctl_finish(c, 0, result, NULL);
+        return true;
+    }
+    if (c->ctl->deadline_ns && now >= c->ctl->deadline_ns) {
+        /* No reply in time: the command may still be running in the child,
+           so the base frame is not ours to reuse. Poison (sticky). */
+        char note[96];
+        worker__fault_note(c->mb, note, sizeof(note));
+        poison(w, c, "%scontrol %s timed out after %.3f s%s", pre,
+               worker__ctl_name(c->ctl->cmd),
+               (double)(now - c->ctl->issued_ns) / 1e9, note);
+        ctl_finish(c, -ETIMEDOUT, 0, "%s", c->poison);
+        return true;
+    }
+    return false;
+}
+
+/* The child exited (peeked, not reaped): fail what it owned. */
+static void mark_dead(worker *w, struct worker__child *c, int status)
+{
+    char st[160], pre[64], note[96];
+
+    c->dead = true;
+    c->wait_status = status;
+    worker__describe_status(status, st, sizeof(st));
+    worker__fault_note(c->mb, note, sizeof(note));
+    strncat(st, note, sizeof(st) - strlen(st) - 1);
+    worker__child_prefix(w, c, pre, sizeof(pre));
+    if (c->inflight) {
+        struct worker__task *t = c->inflight;
+        char m[WORKER_ERROR_MAX];
+
+        c->inflight = NULL;
+        worker__fmt(m, sizeof(m), "%schild process pid %d died during a task (%s)",
+                    pre, (int)c->pid, st);
+        worker__task_finish(w, t, false, -EIO, m);
+    }
+    if (c->ctl && c->ctl_issued)
+        ctl_finish(c, -EIO, 0, "%schild process pid %d died during control %s (%s)",
+                   pre, (int)c->pid, worker__ctl_name(c->ctl->cmd), st);
+    poison(w, c, "%schild process pid %d is gone (%s)", pre, (int)c->pid, st);
+}
+
+static bool endpoint_usable(const struct worker__child *c)
+{
+    return c->cstate == WORKER__C_READY && !c->reaped && c->mb && !c->poisoned;
+}
+
+static void pump_endpoint(worker *w, struct worker__child *c)
+{
+    while (c->q_head && !c->inflight) {
+        struct worker__task *t = c->q_head;
+        uint32_t bad = NONE;
+        int r = 0;
+
+        if (c->poisoned) {
+            c->q_head = t->qnext;
+            worker__task_finish(w, t, false, -EIO, c->poison);
+            continue;
+        }
+        r = worker__task_ready(t, &bad);
+        if (r == 0)
+            break;
+        c->q_head = t->qnext;
+        if (r < 0) {
+            char m[WORKER_ERROR_MAX];
+            worker__fmt(m, sizeof(m), "task %u poisoned: it depends on failed task %u",
+                        t->id, bad);
+            worker__task_finish(w, t, false, -EIO, m);
+            continue;
+        }
+        dispatch(w, c, t);
+    }
+    if (!c->q_head)
+        c->q_tail = NULL;
+}
+
+/* WORKER_ANY sub tasks go to any idle sub whose own FIFO is empty. */
+static void pump_any(worker *w)
+{
+    struct worker__task **link = &w->anyq_head, *t, *last = NULL;
+
+    while ((t = *link) != NULL) {
+        struct worker__child *idle = NULL;
+        bool any_live = false, drop = false;
+        char m[WORKER_ERROR_MAX];
+        uint32_t bad = NONE;
+        int r;
+
+        for (size_t i = 0; i < w->n_children; i++) {
+            struct worker__child *c = &w->children[i];
+            if (c->kind != WORKER_CHILD_SUB || !endpoint_usable(c))
+                continue;
+            any_live = true;
+            if (!c->inflight && !c->q_head) {
+                idle = c;
+                break;
+            }
+        }
+        if (!any_live) {
+            worker__fmt(m, sizeof(m), "sub_worker: no live sub worker for task %u",
+                        t->id);
+            drop = true;
+        } else if ((r = worker__task_ready(t, &bad)) < 0) {
+            worker__fmt(m, sizeof(m), "task %u poisoned: it depends on failed task %u",
+                        t->id, bad);
+            drop = true;
+        } else if (r == 0) {
+            last = t; /* not ready: later ones may be (no order among ANY) */
+            link = &t->qnext;
+            continue;
+        } else if (!idle) {
+            break;
+        }
+        /* Unlink t; keep the tail exact in O(1). */
+        *link = t->qnext;
+        if (w->anyq_tail == t)
+            w->anyq_tail = last;
+        t->qnext = NULL;
+        if (drop)
+            worker__task_finish(w, t, false, -EIO, m);
+        else
+            dispatch(w, idle, t);
+    }
+}
+
+/* Collect every completion, then dispatch. Returns true if a waiter
+   should wake. */
+static bool progress(worker *w, int64_t now)
+{
+    bool wake = false;
+    uint32_t pending_before = w->jobs_pending;
+    uint64_t finished;
+
+    for (size_t i = 0; i < w->n_children; i++) {
+        struct worker__child *c = &w->children[i];
+
+        if (c->cstate != WORKER__C_READY || c->reaped || !c->mb)
+            continue;
+        /* A task completion wakes only task waiters; job waiters wake
+           when their job is done (jobs_pending changes below). */
+        if (c->inflight && collect(w, c) && atomic_load(&w->n_task_waiters))
+            wake = true;
+        if (c->ctl && c->ctl_issued && collect_ctl(w, c, now))
+            wake = true;
+        if (c->ctl && !c->ctl_issued) {
+            issue_ctl(w, c);
+            if (c->ctl == NULL)
+                wake = true;
+        }
+    }
+    /* Pumping finishes poisoned tasks, which can make a task at the head
+       of a target already pumped in this pass dispatchable (or poisoned):
+       repeat until a pass finishes nothing, so no decision waits for a
+       wake-up that will never come. */
+    do {
+        finished = w->tasks_finished;
+        for (size_t i = 0; i < w->n_children; i++) {
+            struct worker__child *c = &w->children[i];
+            if (c->cstate == WORKER__C_READY && !c->reaped && c->mb)
+                pump_endpoint(w, c);
+        }
+        if (w->anyq_head)
+            pump_any(w);
+    } while (w->tasks_finished != finished);
+    if (w->jobs_pending != pending_before)
+        wake = true;
+    return wake;
+}
+
+static void drain_fd(int fd)
+{
+    uint64_t v;
+
+    if (fd >= 0)
+        while (read(fd, &v, sizeof(v)) == sizeof(v))
+            ;
+}
+
+static void *sched_main(void *arg)
+{
+    worker *w = arg;
+    struct pollfd pfd[2 + WORKER_MAX_CHILDREN];
+    struct worker__child *who[WORKER_MAX_CHILDREN];
+
+    pthread_mutex_lock(&w->mu);
+    while (!w->sched_stop) {
+        int64_t now = worker__now_ns(), wake_at = 0;
+        size_t n = 0, nc = 0;
+
+        if (progress(w, now))
+            worker__notify(w);
+
+        pfd[n].fd = w->kick_fd;
+        pfd[n++].events = POLLIN;
+        pfd[n].fd = w->doorbell_fd;
+        pfd[n++].events = POLLIN;
+        for (size_t i = 0; i < w->n_children; i++) {
+            struct worker__child *c = &w->children[i];
+            if (c->cstate != WORKER__C_READY || c->reaped || c->dead || c->pidfd < 0)
+                continue;
+            who[nc++] = c;
+            pfd[n].fd = c->pidfd;
+            pfd[n++].events = POLLIN;
+            if (c->ctl && c->ctl_issued && c->ctl->deadline_ns &&
+                (!wake_at || c->ctl->deadline_ns < wake_at))
+                wake_at = c->ctl->deadline_ns;
+        }
+        w->sched_parked = true;
+        pthread_mutex_unlock(&w->mu);
+
+        if (wake_at) {
+            int64_t left = wake_at - worker__now_ns();
+            struct timespec ts = { 0, 0 };
+            if (left > 0) {
+                ts.tv_sec = left / 1000000000;
+                ts.tv_nsec = left % 1000000000;
+            }
+            ppoll(pfd, n, &ts, NULL);
+        } else {
+            ppoll(pfd, n, NULL, NULL);
+        }
+        /* Drain before the next scan: a DONE published after the scan rings
+           again and keeps the eventfd readable for the next ppoll. */
+        drain_fd(w->kick_fd);
+        drain_fd(w->doorbell_fd);
+
+        pthread_mutex_lock(&w->mu);
+        w->sched_parked = false;
+        for (size_t i = 0; i < nc; i++) {
+            int status;
+            if (!(pfd[2 + i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            if (worker__child_exited(who[i], &status)) {
+                mark_dead(w, who[i], status);
+                worker__notify(w);
+            }
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* ---- scheduler lifecycle ---- */
+
+int worker__dispatch_init(worker *w)
+{
+    int rc = pthread_mutex_init(&w->mu, NULL);
+
+    if (rc)
+        return -rc;
+    w->mu_ready = true;
+    w->kick_fd = -1;
+    return 0;
+}
+
+void worker__dispatch_destroy(worker *w)
+{
+    if (w->kick_fd >= 0)
+        close(w->kick_fd);
+    w->kick_fd = -1;
+    if (w->mu_ready)
+        pthread_mutex_destroy(&w->mu);
+    w->mu_ready = false;
+}
+
+int worker__sched_start(worker *w)
+{
+    sigset_t all, old;
+    int rc;
+
+    w->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (w->kick_fd < 0) {
+        rc = -errno;
+        worker__set_error(w, "eventfd: %s", strerror(errno));
+        return rc;
+    }
+    w->sched_stop = false;
+    w->sched_parked = false;
+    /* The thread is born with every signal blocked: handlers (the child's
+       SIGTERM/SIGHUP, the fixture's budget signal) run on other threads. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&w->sched, NULL, sched_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+        close(w->kick_fd);
+        w->kick_fd = -1;
+        worker__set_error(w, "scheduler thread: %s", strerror(rc));
+        return -rc;
+    }
+    w->sched_running = true;
+    return 0;
+}
+
+static void fail_queue(worker *w, struct worker__task **head,
+                       struct worker__task **tail, const char *msg)
+{
+    while (*head) {
+        struct worker__task *t = *head;
+        *head = t->qnext;
+        worker__task_finish(w, t, false, -ESHUTDOWN, msg);
+    }
+    *tail = NULL;
+}
+
+void worker__sched_stop(worker *w, bool abandon)
+{
+    bool running;
+
+    if (!w->mu_ready)
+        return;
+    pthread_mutex_lock(&w->mu);
+    running = w->sched_running;
+    if (running) {
+        uint64_t one = 1;
+        ssize_t n;
+
+        w->sched_stop = true;
+        n = write(w->kick_fd, &one, sizeof(one));
+        (void)n;
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (running)
+        pthread_join(w->sched, NULL);
+
+    pthread_mutex_lock(&w->mu);
+    w->sched_running = false;
+    w->sched_parked = false;
+    for (size_t i = 0; i < w->n_children; i++) {
+        struct worker__child *c = &w->children[i];
+        if (c->ctl)
+            ctl_finish(c, -ESHUTDOWN, 0, "worker closed while the control "
+                       "command was in flight");
+        if (!abandon)
+            continue;
+        if (c->inflight) {
+            struct worker__task *t = c->inflight;
+            c->inflight = NULL;
+            worker__task_finish(w, t, false, -ESHUTDOWN,
+                        "worker closed with the task in flight");
+        }
+        fail_queue(w, &c->q_head, &c->q_tail, "worker closed before the task ran");
+    }
+    if (abandon)
+        fail_queue(w, &w->anyq_head, &w->anyq_tail, "worker closed before the task ran");
+    pthread_mutex_unlock(&w->mu);
+    worker__notify(w);
+    if (w->kick_fd >= 0)
+        close(w->kick_fd);
+    w->kick_fd = -1;
+}
+
+static bool drained(worker *w, void *arg)
+{
+    (void)arg;
+    return w->ops == 0 && w->jobs_pending == 0;
+}
+
+int worker__dispatch_drain(worker *w, int64_t deadline_ns, char *msg,
+                           size_t msg_size)
+{
+    unsigned tasks = 0, jobs = 0, ops;
+
+    if (worker__wait_for(w, drained, NULL, deadline_ns) == 0)
+        return 0;
+    pthread_mutex_lock(&w->mu);
+    ops = w->ops;
+    for (worker_job *j = w->jobs; j; j = j->next)
+        if (!j->done) {
+            jobs++;
+            tasks += j->n_tasks - j->n_done;
+        }
+    pthread_mutex_unlock(&w->mu);
+    worker__fmt(msg, msg_size, "%u run(s) still in flight (%u orchestration "
+                "function(s) running, %u task(s) not done)", jobs, ops, tasks);
+    return -ETIMEDOUT;
+}
+
+void worker__jobs_free(worker *w)
+{
+    if (!w->mu_ready)
+        return;
+    pthread_mutex_lock(&w->mu);
+    while (w->jobs) {
+        worker_job *j = w->jobs;
+        worker__job_unlink(w, j);
+        worker__job_free_now(j);
+    }
+    w->jobs_pending = 0;
+    pthread_mutex_unlock(&w->mu);
+}
