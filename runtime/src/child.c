@@ -31,20 +31,6 @@
 #include "device.h"
 #include "internal.h"
 
-#ifdef MPF_COVERAGE_BUILD
-extern void __gcov_dump(void);
-#endif
-
-struct worker__self worker__self = { .uplink_fd = -1, .doorbell_fd = -1 };
-
-_Noreturn void worker__child_exit(int code)
-{
-#ifdef MPF_COVERAGE_BUILD
-    /* _exit() skips the atexit hook that writes gcov counters. */
-    __gcov_dump();
-#endif
-    _exit(code);
-}
 
 /* async-signal-safe: flag, atomic add, futex wake, write. errno saved. */
 static void on_signal_from_handler(int sig)
@@ -242,12 +228,7 @@ static int undo_setup(worker *parent, struct setup_state *st)
                                            WORKER_DEVICE_LEAKS_KEEP);
     st->dev_open = false;
     if (st->nested_ready) {
-        /* A READY nested tree is shut down through its own close: stop its
-           scheduler (an inner run still in flight is abandoned: we are
-           shutting down), then the two-phase teardown of its children. */
-        worker__sched_stop(st->nested, true);
-        atomic_store(&st->nested->state, WORKER_CLOSED);
-        rc = worker__teardown(st->nested);
+        rc = worker__nested_close(st->nested);
         st->nested_ready = false;
     }
     return rc;
@@ -290,11 +271,7 @@ static int setup(worker *parent, struct worker__child *c, struct setup_state *st
     }
     case WORKER_CHILD_NEXT:
         st->nested = c->nested;
-        /* Completions of inner runs also ring our own bell, so the serve
-           loop waits for an inner run and for the parent's SHUTDOWN on one
-           futex word. Set before the nested scheduler thread exists. */
-        c->nested->wake_also = &c->mb->frame[0].bell;
-        if ((rc = worker__init_nested(c->nested))) {
+        if ((rc = worker__nested_start(c->nested, &c->mb->frame[0].bell))) {
             /* The nested epoch rolled its own subtree back already. */
             if (rc == -ECANCELED)
                 goto fail;
@@ -312,17 +289,9 @@ fail:
     undo_setup(parent, st);
     if (rc == -ECANCELED || must_stop())
         return -ECANCELED;
-    switch (c->kind) {
-    case WORKER_CHILD_SUB:
-        worker__fmt(msg, msg_size, "sub_worker: %s", m);
-        break;
-    case WORKER_CHILD_CHIP:
-        worker__fmt(msg, msg_size, "chip dev=%u: %s", c->index, m);
-        break;
-    case WORKER_CHILD_NEXT:
-        worker__fmt(msg, msg_size, "child_worker level=%d: %s", c->nested->opt.level, m);
-        break;
-    }
+    char pre[64];
+    worker__child_prefix(parent, c, pre, sizeof(pre));
+    worker__fmt(msg, msg_size, "%s%s", pre, m);
     return rc ? rc : -EIO;
 }
 
@@ -333,12 +302,6 @@ struct serve_ctx {
     struct setup_state *st;
 };
 
-static bool shutdown_requested(const worker__mailbox *mb)
-{
-    return worker__mb_load(&mb->frame[0].shutdown) ||
-           worker__mb_load(&mb->frame[0].state) == WORKER__MB_SHUTDOWN ||
-           worker__self.parent_gone || getppid() != worker__self.ppid_before_fork;
-}
 
 /*
  * A control command on the base frame. The error tuple and result are
@@ -403,60 +366,6 @@ static void handle_control(struct serve_ctx *sc)
     ring_uplink();
 }
 
-/*
- * Run an orchestration callable of the nested worker for a task of the
- * parent: the inner run (simpler's inner_worker.run()). Waits on our own
- * bell, which both the nested scheduler (inner completions) and the parent
- * (SHUTDOWN) ring: if the parent shuts us down mid-run, the run is
- * abandoned (*abandon) and the caller leaves through the shutdown path.
- */
-static int run_nested(struct serve_ctx *sc, uint64_t callable, const void *blob,
-                      size_t len, char *m, size_t msize, bool *abandon)
-{
-    worker *n = sc->st->nested;
-    worker__mailbox *mb = sc->c->mb;
-    worker_job *job = NULL;
-    void *copy = NULL;
-    const char *jm;
-    int rc;
-
-    if (!n || callable >= n->n_orch_callables) {
-        snprintf(m, msize, "no orchestration callable with id %llu",
-                 (unsigned long long)callable);
-        return -EINVAL;
-    }
-    if (len && !(copy = malloc(len))) {
-        snprintf(m, msize, "out of memory");
-        return -ENOMEM;
-    }
-    if (len)
-        memcpy(copy, blob, len);
-    rc = worker__submit(n, (worker_orch_fn)n->orchs[callable].fn,
-                        n->orchs[callable].arg, copy, len, false, &job);
-    if (rc) {
-        /* The orchestration function's own failure, not wrapped. */
-        worker__fmt(m, msize, "%s", n->last_error);
-        free(copy);
-        return rc;
-    }
-    for (;;) {
-        uint32_t seq = worker__mb_load(&mb->frame[0].bell);
-
-        if (worker__job_done(job))
-            break;
-        if (shutdown_requested(mb)) {
-            *abandon = true;
-            return -ECANCELED; /* job and copy die with the process */
-        }
-        worker__futex_wait(&mb->frame[0].bell, seq, 0);
-    }
-    rc = worker__job_result(job, &jm);
-    if (rc)
-        snprintf(m, msize, "%s", jm);
-    worker_job_free(job);
-    free(copy);
-    return rc;
-}
 
 /* A task on frame 1: run it, write result and error tuple, then TASK_DONE.
    Returns false when the task was abandoned for a shutdown. */
@@ -495,7 +404,7 @@ static bool handle_task(struct serve_ctx *sc)
                                     &result, m, sizeof(m));
             break;
         case WORKER_CHILD_NEXT:
-            rc = run_nested(sc, callable, tk->blob,
+            rc = worker__nested_run(sc->st->nested, sc->c->mb, callable, tk->blob,
                             tk->len > WORKER__MB_BLOB_MAX ? WORKER__MB_BLOB_MAX : tk->len,
                             m, sizeof(m), &abandon);
             if (abandon)
@@ -530,7 +439,7 @@ static void serve(struct serve_ctx *sc)
 
         /* The sticky word first: a CONTROL_DONE of ours may have
            overwritten a SHUTDOWN in the state word. */
-        if (shutdown_requested(mb))
+        if (worker__shutdown_requested(mb))
             return;
         if (worker__mb_load(&mb->frame[0].state) == WORKER__MB_CONTROL_REQUEST) {
             handle_control(sc);
@@ -576,17 +485,8 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
     forget_siblings(parent, c);
     worker__self.uplink_fd = parent->doorbell_fd;
     worker__self.mailbox = c->mb;
-    if (c->nested) {
-        /* This process is single-threaded now: the nested worker's locks
-           may have been copied while another thread of the parent held
-           them. Fresh ones. */
-        worker *n = c->nested;
-        pthread_mutex_init(&n->lock, NULL);
-        pthread_mutex_init(&n->err_mu, NULL);
-        pthread_mutex_init(&n->close_mu, NULL);
-        pthread_mutex_init(&n->mu, NULL);
-        n->in_child = true;
-    }
+    if (c->nested)
+        worker__nested_after_fork(c->nested);
 
     /* Parent death: the signal is lost if the parent died before prctl,
        so re-check against the pid captured before fork right after it. */

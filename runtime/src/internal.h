@@ -145,6 +145,19 @@ extern struct worker__self worker__self;
 /* procfd.c: a descriptor per child that turns readable (POLLIN or
    POLLHUP) when it exits — its pidfd, or an exit pipe where pidfd_open is
    missing — and waits and signals through it. */
+/* self.c: the parent told this child to stop (the sticky word, a
+   SHUTDOWN state) or is gone. */
+bool worker__shutdown_requested(const worker__mailbox *mb);
+
+/* nested.c: what a next-level child's process does with its nested
+   worker — the one edge of the recursion in the layering. */
+void worker__nested_after_fork(worker *n);
+int worker__nested_start(worker *n, _Atomic uint32_t *bell);
+int worker__nested_run(worker *n, worker__mailbox *mb, uint64_t callable,
+                       const void *blob, size_t len, char *m, size_t msize,
+                       bool *abandon);
+int worker__nested_close(worker *n);
+
 /* admission.c: the one table of which operation each state admits. */
 enum worker__op {
     WORKER__OP_INIT,
@@ -179,6 +192,8 @@ int worker__procfd_before_fork(int *rd);
 int worker__procfd_after_fork(pid_t pid, int rd);
 int worker__procfd_waitid(int fd, pid_t pid, siginfo_t *si, int options);
 int worker__procfd_signal(int fd, pid_t pid, int sig);
+/* A waitid() siginfo as a wait status (-1: none). */
+int worker__status_from_siginfo(const siginfo_t *si);
 
 /* ---- dispatch (dispatch.c) ---- */
 
@@ -415,6 +430,13 @@ void worker__describe_status(int status, char *buf, size_t size);
 /* Liveness: has child c exited? Peeks (WNOWAIT, never reaps) and fills
    *status. */
 bool worker__child_exited(struct worker__child *c, int *status);
+
+/* reap.c: reaping a worker's children. */
+bool worker__try_reap(worker *w, struct worker__child *c);
+size_t worker__wait_reap(worker *w, struct worker__child **set, size_t n,
+                         int64_t deadline);
+void worker__reap_orphans(worker *w, int64_t deadline);
+void worker__send_kill(worker *w, struct worker__child *c);
 
 /* child.c */
 _Noreturn void worker__child_main(worker *parent, struct worker__child *c,

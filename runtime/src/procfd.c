@@ -17,11 +17,14 @@
  * Waits then go through waitid(P_PID) and signals through kill(): both are
  * safe for our own unreaped child, whose pid cannot be reused before we
  * reap it — the rule the pidfd path does not need to rely on.
+ *
+ * Also here: a child's wait status, peeked without reaping, and its text.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
@@ -114,4 +117,58 @@ int worker__procfd_signal(int fd, pid_t pid, int sig)
     if (worker__pidfd_missing())
         return kill(pid, sig);
     return pidfd_send_signal(fd, sig, NULL, 0);
+}
+
+/* ---- wait statuses ---- */
+
+void worker__describe_status(int status, char *buf, size_t size)
+{
+    if (status < 0)
+        snprintf(buf, size, "reaped elsewhere");
+    else if (WIFEXITED(status))
+        snprintf(buf, size, "exited with code %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, size, "killed by signal %d (%s)", WTERMSIG(status),
+                 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status))
+                                                : "?");
+    else
+        snprintf(buf, size, "wait status %#x", status);
+}
+
+int worker__status_from_siginfo(const siginfo_t *si)
+{
+    switch (si->si_code) {
+    case CLD_EXITED:
+        return (si->si_status & 0xff) << 8;
+    case CLD_KILLED:
+        return si->si_status & 0x7f;
+    case CLD_DUMPED:
+        return (si->si_status & 0x7f) | 0x80;
+    default:
+        return -1;
+    }
+}
+
+bool worker__child_exited(struct worker__child *c, int *status)
+{
+    siginfo_t si;
+
+    if (c->reaped) {
+        *status = c->wait_status;
+        return true;
+    }
+    memset(&si, 0, sizeof(si));
+    /* WNOWAIT: only look. The zombie keeps pinning its pid and process
+       group until close() reaps it (with the group kill). */
+    if (worker__procfd_waitid(c->pidfd, c->pid, &si,
+                              WEXITED | WNOHANG | WNOWAIT) < 0) {
+        if (errno == EINTR)
+            return false;
+        *status = -1; /* ECHILD: reaped behind our back */
+        return true;
+    }
+    if (si.si_pid == 0)
+        return false;
+    *status = worker__status_from_siginfo(&si);
+    return true;
 }

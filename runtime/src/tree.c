@@ -36,58 +36,6 @@
 
 /* ---- helpers ---- */
 
-void worker__describe_status(int status, char *buf, size_t size)
-{
-    if (status < 0)
-        snprintf(buf, size, "reaped elsewhere");
-    else if (WIFEXITED(status))
-        snprintf(buf, size, "exited with code %d", WEXITSTATUS(status));
-    else if (WIFSIGNALED(status))
-        snprintf(buf, size, "killed by signal %d (%s)", WTERMSIG(status),
-                 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status))
-                                                : "?");
-    else
-        snprintf(buf, size, "wait status %#x", status);
-}
-
-static int status_from_siginfo(const siginfo_t *si)
-{
-    switch (si->si_code) {
-    case CLD_EXITED:
-        return (si->si_status & 0xff) << 8;
-    case CLD_KILLED:
-        return si->si_status & 0x7f;
-    case CLD_DUMPED:
-        return (si->si_status & 0x7f) | 0x80;
-    default:
-        return -1;
-    }
-}
-
-bool worker__child_exited(struct worker__child *c, int *status)
-{
-    siginfo_t si;
-
-    if (c->reaped) {
-        *status = c->wait_status;
-        return true;
-    }
-    memset(&si, 0, sizeof(si));
-    /* WNOWAIT: only look. The zombie keeps pinning its pid and process
-       group until close() reaps it (with the group kill). */
-    if (worker__procfd_waitid(c->pidfd, c->pid, &si,
-                              WEXITED | WNOHANG | WNOWAIT) < 0) {
-        if (errno == EINTR)
-            return false;
-        *status = -1; /* ECHILD: reaped behind our back */
-        return true;
-    }
-    if (si.si_pid == 0)
-        return false;
-    *status = status_from_siginfo(&si);
-    return true;
-}
-
 static int64_t kill_reserve(double budget_s)
 {
     int64_t r = worker__s_to_ns(budget_s) / 4;
@@ -119,190 +67,6 @@ bool worker__has_live_resources(const worker *w)
         if (w->children[i].cstate != WORKER__C_EMPTY && !w->children[i].reaped)
             return true;
     return false;
-}
-
-/* ---- reaping ---- */
-
-/*
- * Reap c if it has exited. The WNOWAIT peek leaves the zombie in place, so
- * the leader sweep (killpg of its group: grandchildren it left behind) is
- * sent while the zombie still pins the group id.
- */
-static bool try_reap(worker *w, struct worker__child *c)
-{
-    siginfo_t si;
-
-    if (c->reaped)
-        return true;
-    memset(&si, 0, sizeof(si));
-    if (worker__procfd_waitid(c->pidfd, c->pid, &si,
-                              WEXITED | WNOHANG | WNOWAIT) < 0) {
-        if (errno == EINTR)
-            return false;
-        /* ECHILD: someone else reaped it (a waitpid(-1) of the program). */
-        c->wait_status = -1;
-        goto reaped;
-    }
-    if (si.si_pid == 0)
-        return false;
-    {
-        char m[64];
-        if (WORKER__FAULT(WORKER__FP_REAP, m, sizeof(m))) {
-            c->reap_blocked = true; /* injected: "not reapable yet" */
-            return false;
-        }
-    }
-    if (c->leader) {
-        killpg(c->pid, SIGKILL);
-        if (w->n_orphan_groups < WORKER_MAX_CHILDREN)
-            w->orphan_groups[w->n_orphan_groups++] = c->pid;
-    }
-    memset(&si, 0, sizeof(si));
-    if (worker__procfd_waitid(c->pidfd, c->pid, &si, WEXITED | WNOHANG) < 0 ||
-        si.si_pid == 0)
-        return false; /* EINTR; the peek said it is there, retry next pass */
-    c->wait_status = status_from_siginfo(&si);
-reaped:
-    close(c->pidfd);
-    c->pidfd = -1;
-    c->reaped = true;
-    return true;
-}
-
-/* Reap every child of the set that exits before the deadline. Returns the
-   number still unreaped. */
-static size_t wait_reap(worker *w, struct worker__child **set, size_t n,
-                        int64_t deadline)
-{
-    struct pollfd pfd[MAX_WAIT];
-    size_t left;
-
-    for (;;) {
-        size_t blocked = 0;
-
-        left = 0;
-        for (size_t i = 0; i < n; i++) {
-            set[i]->reap_blocked = false;
-            if (try_reap(w, set[i]))
-                continue;
-            if (set[i]->reap_blocked) {
-                /* Exited but held by a fault: polling its readable pidfd
-                   would spin. It stays unreaped for this wait. */
-                blocked++;
-                continue;
-            }
-            pfd[left].fd = set[i]->pidfd;
-            pfd[left].events = POLLIN;
-            left++;
-        }
-        if (left == 0)
-            return blocked;
-        int64_t now = worker__now_ns();
-        if (now >= deadline)
-            return left + blocked;
-        struct timespec ts = { (deadline - now) / 1000000000,
-                               (deadline - now) % 1000000000 };
-        ppoll(pfd, left, &ts, NULL); /* EINTR: re-scan */
-    }
-}
-
-/* One of our own children that is in process group pgid, or 0. Such a
-   process is a member the group kill orphaned and the kernel re-parented
-   to us (we are a child subreaper, e.g. under the fixture). */
-static pid_t find_child_in_group(pid_t pgid)
-{
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    pid_t found = 0;
-
-    if (!d)
-        return 0;
-    while (!found && (e = readdir(d)) != NULL) {
-        char path[64], buf[4096];
-        int cfd;
-        ssize_t len;
-
-        if (e->d_name[0] == '.')
-            continue;
-        worker__fmt(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
-        cfd = open(path, O_RDONLY | O_CLOEXEC);
-        if (cfd < 0)
-            continue;
-        len = read(cfd, buf, sizeof(buf) - 1);
-        close(cfd);
-        if (len <= 0)
-            continue;
-        buf[len] = '\0';
-        for (char *p = buf, *end; *p; p = end) {
-            long pid = strtol(p, &end, 10);
-            if (end == p)
-                break;
-            /* Our child: its pid cannot be recycled before we reap it. */
-            if (pid > 0 && getpgid((pid_t)pid) == pgid) {
-                found = (pid_t)pid;
-                break;
-            }
-        }
-    }
-    closedir(d);
-    return found;
-}
-
-/* Reap members of the recorded groups that were re-parented to us. */
-static void reap_orphans(worker *w, int64_t deadline)
-{
-    for (size_t g = 0; g < w->n_orphan_groups; g++) {
-        pid_t pgid = w->orphan_groups[g];
-
-        for (;;) {
-            siginfo_t si;
-
-            memset(&si, 0, sizeof(si));
-            if (waitid(P_PGID, (id_t)pgid, &si, WEXITED | WNOHANG) < 0) {
-                if (errno == EINTR)
-                    continue;
-                break; /* ECHILD: no child of ours left in that group */
-            }
-            if (si.si_pid)
-                continue;
-            if (worker__now_ns() >= deadline)
-                break;
-            pid_t member = find_child_in_group(pgid);
-            if (!member)
-                break;
-            killpg(pgid, SIGKILL); /* our child pins the group id */
-            if (worker__pidfd_missing()) {
-                /* No pidfds (valgrind): SIGKILLed, our child, it ends. */
-                while (waitid(P_PID, (id_t)member, &si, WEXITED) < 0 &&
-                       errno == EINTR)
-                    ;
-                continue;
-            }
-            int fd = pidfd_open(member, 0);
-            if (fd < 0)
-                break;
-            struct pollfd p = { fd, POLLIN, 0 };
-            int64_t left = deadline - worker__now_ns();
-            if (left > 0) {
-                struct timespec ts = { left / 1000000000, left % 1000000000 };
-                ppoll(&p, 1, &ts, NULL);
-            }
-            close(fd);
-        }
-    }
-    w->n_orphan_groups = 0;
-}
-
-static void send_kill(worker *w, struct worker__child *c)
-{
-    if (c->reaped || try_reap(w, c))
-        return;
-    /* Unreaped by us and (per the peek in try_reap) not reaped elsewhere:
-       the leader pins its group id, so the group is ours. */
-    if (c->leader)
-        killpg(c->pid, SIGKILL);
-    worker__procfd_signal(c->pidfd, c->pid, SIGKILL);
-    c->sigkill_sent = true;
 }
 
 /* Free what a reaped child used: its mailbox (only now: freeing a live
@@ -552,7 +316,7 @@ static int barrier(worker *w, size_t first, size_t count)
                 return -EIO;
             }
             c->reap_blocked = false;
-            if (try_reap(w, c))
+            if (worker__try_reap(w, c))
                 return barrier_fail_exited(w, c);
             pending[np++] = c;
         }
@@ -684,13 +448,13 @@ static void rollback(worker *w)
         }
     (void)WORKER__FAULT(WORKER__FP_ROLLBACK_AFTER_SIGTERM, msg, sizeof(msg));
 
-    if (wait_reap(w, set, n, graceful_deadline)) {
+    if (worker__wait_reap(w, set, n, graceful_deadline)) {
         for (size_t i = 0; i < n; i++)
-            send_kill(w, set[i]);
+            worker__send_kill(w, set[i]);
         (void)WORKER__FAULT(WORKER__FP_ROLLBACK_AFTER_KILL, msg, sizeof(msg));
-        wait_reap(w, set, n, deadline);
+        worker__wait_reap(w, set, n, deadline);
     }
-    reap_orphans(w, deadline);
+    worker__reap_orphans(w, deadline);
 
     for (size_t i = 0; i < n; i++) {
         report_child(w, set[i], was_ready[i], was_failed[i]);
@@ -796,7 +560,7 @@ int worker__teardown(worker *w)
     deadline = worker__now_ns() + worker__s_to_ns(w->opt.close_timeout_s);
     graceful_deadline = deadline - kill_reserve(w->opt.close_timeout_s);
     n_children_set = n;
-    wait_reap(w, set, n, graceful_deadline);
+    worker__wait_reap(w, set, n, graceful_deadline);
 
     /* Escalation, inside the budget: survivors of the graceful phase and
        journaled children of earlier rollbacks/closes get SIGKILL and a
@@ -805,9 +569,9 @@ int worker__teardown(worker *w)
         if (w->journal[i].kind == WORKER__J_CHILD && !w->journal[i].c.reaped)
             set[n++] = &w->journal[i].c;
     for (size_t i = 0; i < n; i++)
-        send_kill(w, set[i]);
-    wait_reap(w, set, n, deadline);
-    reap_orphans(w, deadline);
+        worker__send_kill(w, set[i]);
+    worker__wait_reap(w, set, n, deadline);
+    worker__reap_orphans(w, deadline);
 
     abnormal[0] = '\0';
     memset(&w->close_report, 0, sizeof(w->close_report));

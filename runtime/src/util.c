@@ -112,3 +112,24 @@ void worker__fmt(char *buf, size_t size, const char *fmt, ...)
     vsnprintf(buf, size, fmt, ap);
     va_end(ap);
 }
+
+/* ---- names of the public enums ---- */
+
+static const char *const state_names[] = {
+    "NEW", "INITIALIZING", "READY", "FAILED", "CLOSED",
+};
+
+const char *worker_state_name(worker_state state)
+{
+    return (unsigned)state < 5 ? state_names[state] : "?";
+}
+
+const char *worker_child_kind_name(worker_child_kind kind)
+{
+    switch (kind) {
+    case WORKER_CHILD_SUB: return "sub";
+    case WORKER_CHILD_CHIP: return "chip";
+    case WORKER_CHILD_NEXT: return "next";
+    }
+    return "?";
+}

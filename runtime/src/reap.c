@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reap.c — reaping a worker's children: peek (WNOWAIT) then reap, so a
+ * leader's zombie pins its process group while the group is swept; wait
+ * for a set of children against a deadline; reap the members of swept
+ * groups that were re-parented to us; SIGKILL one that is still ours.
+ * Never a signal to a reaped pid (procfd.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define MAX_WAIT (WORKER_MAX_CHILDREN + WORKER__JOURNAL_MAX)
+
+/*
+ * Reap c if it has exited. The WNOWAIT peek leaves the zombie in place, so
+ * the leader sweep (killpg of its group: grandchildren it left behind) is
+ * sent while the zombie still pins the group id.
+ */
+bool worker__try_reap(worker *w, struct worker__child *c)
+{
+    siginfo_t si;
+
+    if (c->reaped)
+        return true;
+    memset(&si, 0, sizeof(si));
+    if (worker__procfd_waitid(c->pidfd, c->pid, &si,
+                              WEXITED | WNOHANG | WNOWAIT) < 0) {
+        if (errno == EINTR)
+            return false;
+        /* ECHILD: someone else reaped it (a waitpid(-1) of the program). */
+        c->wait_status = -1;
+        goto reaped;
+    }
+    if (si.si_pid == 0)
+        return false;
+    {
+        char m[64];
+        if (WORKER__FAULT(WORKER__FP_REAP, m, sizeof(m))) {
+            c->reap_blocked = true; /* injected: "not reapable yet" */
+            return false;
+        }
+    }
+    if (c->leader) {
+        killpg(c->pid, SIGKILL);
+        if (w->n_orphan_groups < WORKER_MAX_CHILDREN)
+            w->orphan_groups[w->n_orphan_groups++] = c->pid;
+    }
+    memset(&si, 0, sizeof(si));
+    if (worker__procfd_waitid(c->pidfd, c->pid, &si, WEXITED | WNOHANG) < 0 ||
+        si.si_pid == 0)
+        return false; /* EINTR; the peek said it is there, retry next pass */
+    c->wait_status = worker__status_from_siginfo(&si);
+reaped:
+    close(c->pidfd);
+    c->pidfd = -1;
+    c->reaped = true;
+    return true;
+}
+
+/* Reap every child of the set that exits before the deadline. Returns the
+   number still unreaped. */
+size_t worker__wait_reap(worker *w, struct worker__child **set, size_t n,
+                        int64_t deadline)
+{
+    struct pollfd pfd[MAX_WAIT];
+    size_t left;
+
+    for (;;) {
+        size_t blocked = 0;
+
+        left = 0;
+        for (size_t i = 0; i < n; i++) {
+            set[i]->reap_blocked = false;
+            if (worker__try_reap(w, set[i]))
+                continue;
+            if (set[i]->reap_blocked) {
+                /* Exited but held by a fault: polling its readable pidfd
+                   would spin. It stays unreaped for this wait. */
+                blocked++;
+                continue;
+            }
+            pfd[left].fd = set[i]->pidfd;
+            pfd[left].events = POLLIN;
+            left++;
+        }
+        if (left == 0)
+            return blocked;
+        int64_t now = worker__now_ns();
+        if (now >= deadline)
+            return left + blocked;
+        struct timespec ts = { (deadline - now) / 1000000000,
+                               (deadline - now) % 1000000000 };
+        ppoll(pfd, left, &ts, NULL); /* EINTR: re-scan */
+    }
+}
+
+/* One of our own children that is in process group pgid, or 0. Such a
+   process is a member the group kill orphaned and the kernel re-parented
+   to us (we are a child subreaper, e.g. under the fixture). */
+static pid_t find_child_in_group(pid_t pgid)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    pid_t found = 0;
+
+    if (!d)
+        return 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        char path[64], buf[4096];
+        int cfd;
+        ssize_t len;
+
+        if (e->d_name[0] == '.')
+            continue;
+        worker__fmt(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
+        cfd = open(path, O_RDONLY | O_CLOEXEC);
+        if (cfd < 0)
+            continue;
+        len = read(cfd, buf, sizeof(buf) - 1);
+        close(cfd);
+        if (len <= 0)
+            continue;
+        buf[len] = '\0';
+        for (char *p = buf, *end; *p; p = end) {
+            long pid = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            /* Our child: its pid cannot be recycled before we reap it. */
+            if (pid > 0 && getpgid((pid_t)pid) == pgid) {
+                found = (pid_t)pid;
+                break;
+            }
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* Reap members of the recorded groups that were re-parented to us. */
+void worker__reap_orphans(worker *w, int64_t deadline)
+{
+    for (size_t g = 0; g < w->n_orphan_groups; g++) {
+        pid_t pgid = w->orphan_groups[g];
+
+        for (;;) {
+            siginfo_t si;
+
+            memset(&si, 0, sizeof(si));
+            if (waitid(P_PGID, (id_t)pgid, &si, WEXITED | WNOHANG) < 0) {
+                if (errno == EINTR)
+                    continue;
+                break; /* ECHILD: no child of ours left in that group */
+            }
+            if (si.si_pid)
+                continue;
+            if (worker__now_ns() >= deadline)
+                break;
+            pid_t member = find_child_in_group(pgid);
+            if (!member)
+                break;
+            killpg(pgid, SIGKILL); /* our child pins the group id */
+            if (worker__pidfd_missing()) {
+                /* No pidfds (valgrind): SIGKILLed, our child, it ends. */
+                while (waitid(P_PID, (id_t)member, &si, WEXITED) < 0 &&
+                       errno == EINTR)
+                    ;
+                continue;
+            }
+            int fd = pidfd_open(member, 0);
+            if (fd < 0)
+                break;
+            struct pollfd p = { fd, POLLIN, 0 };
+            int64_t left = deadline - worker__now_ns();
+            if (left > 0) {
+                struct timespec ts = { left / 1000000000, left % 1000000000 };
+                ppoll(&p, 1, &ts, NULL);
+            }
+            close(fd);
+        }
+    }
+    w->n_orphan_groups = 0;
+}
+
+void worker__send_kill(worker *w, struct worker__child *c)
+{
+    if (c->reaped || worker__try_reap(w, c))
+        return;
+    /* Unreaped by us and (per the peek in try_reap) not reaped elsewhere:
+       the leader pins its group id, so the group is ours. */
+    if (c->leader)
+        killpg(c->pid, SIGKILL);
+    worker__procfd_signal(c->pidfd, c->pid, SIGKILL);
+    c->sigkill_sent = true;
+}
