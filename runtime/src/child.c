@@ -33,6 +33,15 @@
 
 #ifdef MPF_COVERAGE_BUILD
 extern void __gcov_dump(void);
+extern void __gcov_reset(void);
+
+/* __gcov_dump() alone marks the counters written: later dumps (at _exit's
+   dump or at exit) would write nothing more until a reset. */
+void worker__coverage_flush(void)
+{
+    __gcov_dump();
+    __gcov_reset();
+}
 #endif
 
 struct worker__self worker__self = { .uplink_fd = -1, .doorbell_fd = -1 };
@@ -121,6 +130,7 @@ static int cancellable_wait(int64_t deadline_ns)
 static _Noreturn void hang_ignoring_sigterm(void)
 {
     set_disposition(SIGTERM, SIG_IGN);
+    worker__coverage_flush(); /* it may end by SIGKILL */
     for (;;) {
         uint32_t seq = atomic_load(&worker__self.wake);
         if (worker__self.parent_gone || getppid() != worker__self.ppid_before_fork)
@@ -169,6 +179,7 @@ static int run_script(const worker_script *s, worker_child_kind kind, char *msg,
         set_disposition(SIGSEGV, SIG_DFL);
         sigemptyset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);
+        worker__coverage_flush();
         kill(getpid(), SIGSEGV);
         for (;;)
             pause();
@@ -185,6 +196,7 @@ static int run_script(const worker_script *s, worker_child_kind kind, char *msg,
                parent-death signal: only the group kill reaches it. */
             prctl(PR_SET_PDEATHSIG, 0);
             prctl(PR_SET_NAME, "wk-grandchild");
+            worker__coverage_flush(); /* ended by the group's SIGKILL */
             for (;;)
                 pause();
         }
