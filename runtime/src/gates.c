@@ -90,8 +90,6 @@ int worker_gate_await_arrivals(worker_gates *g, unsigned i, unsigned n,
    gate: only an open gate (or SIGKILL) ends it. */
 void worker__gate_wait(worker_gates *g, unsigned i)
 {
-    /* Before the arrival is seen: a gate that never opens ends in SIGKILL. */
-    worker__coverage_flush();
     atomic_fetch_add_explicit(&g->gate[i].arrivals, 1, memory_order_acq_rel);
     worker__futex_wake(&g->gate[i].arrivals, 1 << 30);
     while (!worker__mb_load(&g->gate[i].open))
