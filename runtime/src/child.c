@@ -107,6 +107,7 @@ static int cancellable_wait(int64_t deadline_ns)
 static _Noreturn void hang_ignoring_sigterm(void)
 {
     set_disposition(SIGTERM, SIG_IGN);
+    worker__coverage_flush(); /* it may end by SIGKILL */
     for (;;) {
         uint32_t seq = atomic_load(&worker__self.wake);
         if (worker__self.parent_gone || getppid() != worker__self.ppid_before_fork)
@@ -155,6 +156,7 @@ static int run_script(const worker_script *s, worker_child_kind kind, char *msg,
         set_disposition(SIGSEGV, SIG_DFL);
         sigemptyset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);
+        worker__coverage_flush();
         kill(getpid(), SIGSEGV);
         for (;;)
             pause();
@@ -171,6 +173,7 @@ static int run_script(const worker_script *s, worker_child_kind kind, char *msg,
                parent-death signal: only the group kill reaches it. */
             prctl(PR_SET_PDEATHSIG, 0);
             prctl(PR_SET_NAME, "wk-grandchild");
+            worker__coverage_flush(); /* ended by the group's SIGKILL */
             for (;;)
                 pause();
         }

@@ -177,6 +177,7 @@ static int k_crash(worker__device *d, const uint64_t *a, unsigned n,
     sigemptyset(&s);
     sigaddset(&s, sig);
     sigprocmask(SIG_UNBLOCK, &s, NULL);
+    worker__coverage_flush();
     kill(getpid(), sig);
     /* A signal whose default is not fatal (SIGCHLD, SIGURG…): die anyway. */
     kill(getpid(), SIGKILL);

@@ -390,6 +390,8 @@ int worker__fault_fire(unsigned point, char *msg, size_t msg_size)
                 delay_ms(a->arg);
                 break;
             case FA_HANG:
+                /* Before the word: whoever reads it may SIGKILL us. */
+                worker__coverage_flush(); /* only SIGKILL ends it */
                 leave_fault_word(point, FA_HANG);
                 for (;;)
                     pause();
@@ -405,10 +407,12 @@ int worker__fault_fire(unsigned point, char *msg, size_t msg_size)
                 }
                 break;
             case FA_SIGTERM:
+                worker__coverage_flush();
                 leave_fault_word(point, FA_SIGTERM);
                 kill(getpid(), SIGTERM);
                 break;
             case FA_SIGKILL:
+                worker__coverage_flush();
                 leave_fault_word(point, FA_SIGKILL);
                 kill(getpid(), SIGKILL);
                 break;

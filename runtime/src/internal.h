@@ -442,6 +442,15 @@ void worker__send_kill(worker *w, struct worker__child *c);
 _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
                                   pid_t ppid_before_fork);
 _Noreturn void worker__child_exit(int code);
+/* Coverage builds: write the gcov counters of the whole process now (and
+   start counting afresh), before a path that ends in a signal or SIGKILL
+   rather than _exit (a crash, a hang that only SIGKILL ends). Nothing in
+   other builds. */
+#ifdef MPF_COVERAGE_BUILD
+void worker__coverage_flush(void);
+#else
+static inline void worker__coverage_flush(void) {}
+#endif
 
 /* device_sim.c via device.h */
 

@@ -11,6 +11,15 @@
 
 #ifdef MPF_COVERAGE_BUILD
 extern void __gcov_dump(void);
+extern void __gcov_reset(void);
+
+/* __gcov_dump() alone marks the counters written: later dumps (at _exit's
+   dump or at exit) would write nothing more until a reset. */
+void worker__coverage_flush(void)
+{
+    __gcov_dump();
+    __gcov_reset();
+}
 #endif
 
 struct worker__self worker__self = { .uplink_fd = -1, .doorbell_fd = -1 };

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_api_errors.c — the runtime's public calls refuse what they cannot
+ * honour with an exact negative errno and an exact last-error message, and
+ * nothing is submitted, registered or started: bad callables at register,
+ * bad tasks at submit (each target kind, each size), a wait from the job's
+ * own orchestration function. Every case under the fixture's guard.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "mpfixture.h"
+#include "mpfixture_worker.h"
+#include "rt_helpers.h"
+
+static int noop_sub(void *arg, const void *args, size_t len, char *msg,
+                    size_t msg_size)
+{
+    (void)arg; (void)args; (void)len; (void)msg; (void)msg_size;
+    return 0;
+}
+
+static int noop_orch(worker_job *job, void *arg)
+{
+    (void)job; (void)arg;
+    return 0;
+}
+
+/* ---- register ---- */
+
+static void register_refuses_a_null_function_and_a_long_name(void **state)
+{
+    (void)state;
+    mpfw_tree *t;
+    assert_int_equal(mpfw_tree_new(&t, "L3{sub}", NULL), 0);
+    worker *w = mpfw_tree_root(t);
+
+    assert_int_equal(worker_register_sub(w, "x", NULL, NULL), -EINVAL);
+    assert_string_equal(worker_last_error(w), "register: NULL function");
+    char name[WORKER_CALLABLE_NAME_MAX + 1];
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    assert_int_equal(worker_register_orch(w, name, noop_orch, NULL), -EINVAL);
+    assert_string_equal(worker_last_error(w), "register: name too long");
+    /* One byte shorter fits (the NUL makes WORKER_CALLABLE_NAME_MAX). */
+    name[WORKER_CALLABLE_NAME_MAX - 1] = '\0';
+    assert_int_equal(worker_register_orch(w, name, noop_orch, NULL), 0);
+    assert_int_equal(worker_register_sub(NULL, "x", noop_sub, NULL), -EINVAL);
+    assert_int_equal(worker_register_orch(NULL, "x", noop_orch, NULL), -EINVAL);
+}
+
+static void register_stops_at_the_callable_limit(void **state)
+{
+    (void)state;
+    mpfw_tree *t;
+    assert_int_equal(mpfw_tree_new(&t, "L3{sub}", NULL), 0);
+    worker *w = mpfw_tree_root(t);
+
+    for (int i = 0; i < WORKER_MAX_CALLABLES; i++)
+        assert_int_equal(worker_register_sub(w, NULL, noop_sub, NULL), i);
+    assert_int_equal(worker_register_sub(w, "one_more", noop_sub, NULL), -ENOSPC);
+    assert_string_equal(worker_last_error(w), "register: at most 64 callables");
+}
+
+static void register_after_a_failed_startup_is_refused(void **state)
+{
+    (void)state;
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    assert_int_equal(mpfw_tree_new(&t, "L3{sub:fail(no)}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+
+    assert_int_equal(worker_init(w), -EIO);
+    assert_int_equal(worker_get_state(w), WORKER_FAILED);
+    assert_int_equal(worker_register_sub(w, "late", noop_sub, NULL), -EPERM);
+    assert_string_equal(worker_last_error(w), "register: startup failed; close "
+                                              "this worker and create a new one");
+}
+
+/* ---- submit ---- */
+
+struct refusal {
+    worker_task task;
+    int rc;
+    char error[WORKER_ERROR_MAX];
+};
+
+struct refusals {
+    struct refusal r[12];
+    unsigned n;
+    int wait_rc;
+    char wait_error[WORKER_ERROR_MAX];
+};
+
+static int submit_bad_tasks(worker_job *job, void *arg)
+{
+    struct refusals *rs = arg;
+    worker *w = worker_job_worker(job);
+    for (unsigned i = 0; i < rs->n; i++) {
+        rs->r[i].rc = worker_submit_task(job, &rs->r[i].task);
+        snprintf(rs->r[i].error, sizeof rs->r[i].error, "%s", worker_last_error(w));
+    }
+    rs->wait_rc = worker_wait(job, 1.0);
+    snprintf(rs->wait_error, sizeof rs->wait_error, "%s", worker_last_error(w));
+    return 0;
+}
+
+static void submit_refuses_each_bad_task_with_its_reason(void **state)
+{
+    (void)state;
+    static char blob[WORKER_TASK_ARGS_MAX + 1];
+    static const uint64_t kargs[WORKER_KERNEL_ARGS_MAX + 1];
+    static const struct {
+        worker_task task;
+        const char *error;
+    } bad[] = {
+        { { WORKER_CHILD_SUB, 2, 0, NULL, 0, NULL, 0, NULL, 0 },
+          "submit: no sub worker 2 (the worker has 2)" },
+        { { WORKER_CHILD_SUB, -7, 0, NULL, 0, NULL, 0, NULL, 0 },
+          "submit: no sub worker -7 (the worker has 2)" },
+        { { WORKER_CHILD_SUB, WORKER_ANY, 1, NULL, 0, NULL, 0, NULL, 0 },
+          "submit: no sub callable with id 1 (ids come from worker_register_sub)" },
+        { { WORKER_CHILD_SUB, 0, 0, blob, sizeof blob, NULL, 0, NULL, 0 },
+          "submit: argument blob of 3073 bytes (at most 3072)" },
+        { { WORKER_CHILD_SUB, 0, 0, NULL, 4, NULL, 0, NULL, 0 },
+          "submit: argument blob of 4 bytes (at most 3072)" },
+        { { WORKER_CHILD_CHIP, 1, WORKER_KERNEL_NOOP, NULL, 0, NULL, 0, NULL, 0 },
+          "submit: no chip 1 (the worker has 1)" },
+        { { WORKER_CHILD_CHIP, 0, 0, NULL, 0, NULL, 0, NULL, 0 },
+          "submit: no kernel with id 0" },
+        { { WORKER_CHILD_CHIP, 0, WORKER_KERNEL_NOOP, NULL, 0, kargs,
+            WORKER_KERNEL_ARGS_MAX + 1, NULL, 0 },
+          "submit: 7 kernel arguments (at most 6)" },
+        { { WORKER_CHILD_NEXT, 0, 0, NULL, 0, NULL, 0, NULL, 0 },
+          "submit: no next-level worker with id 0 (the worker has 0)" },
+        { { (worker_child_kind)9, 0, 0, NULL, 0, NULL, 0, NULL, 0 },
+          "submit: unknown target kind 9" },
+    };
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    assert_int_equal(mpfw_tree_new(&t, "L3{sub*2,chip}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(worker_register_sub(w, "noop", noop_sub, NULL), 0);
+    assert_int_equal(worker_init(w), 0);
+
+    static struct refusals rs;
+    memset(&rs, 0, sizeof rs);
+    rs.n = sizeof bad / sizeof bad[0];
+    for (unsigned i = 0; i < rs.n; i++)
+        rs.r[i].task = bad[i].task;
+    assert_int_equal(worker_run(w, submit_bad_tasks, &rs), 0);
+    for (unsigned i = 0; i < rs.n; i++) {
+        if (rs.r[i].rc != -EINVAL || strcmp(rs.r[i].error, bad[i].error) != 0)
+            fail_msg("task %u: %d \"%s\", expected -EINVAL \"%s\"", i,
+                     rs.r[i].rc, rs.r[i].error, bad[i].error);
+    }
+    /* The job's own orchestration function cannot wait for the job. */
+    assert_int_equal(rs.wait_rc, -EDEADLK);
+    assert_string_equal(rs.wait_error,
+                        "wait: called from the job's own orchestration function");
+}
+
+static void submit_to_a_worker_without_subs_names_it(void **state)
+{
+    (void)state;
+    static struct refusals rs;
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    assert_int_equal(mpfw_tree_new(&t, "L3{chip}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(worker_init(w), 0);
+
+    memset(&rs, 0, sizeof rs);
+    rs.n = 1;
+    rs.r[0].task = (worker_task)WORKER_TASK_INIT;
+    assert_int_equal(worker_run(w, submit_bad_tasks, &rs), 0);
+    assert_int_equal(rs.r[0].rc, -EINVAL);
+    assert_string_equal(rs.r[0].error, "submit: the worker has no sub workers");
+}
+
+static void run_after_close_is_refused(void **state)
+{
+    (void)state;
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    assert_int_equal(mpfw_tree_new(&t, "L3{sub}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(worker_init(w), 0);
+    assert_int_equal(worker_close(w), 0);
+
+    worker_job *job = NULL;
+    assert_int_equal(worker_submit(w, noop_orch, NULL, &job), -ESHUTDOWN);
+    assert_null(job);
+    assert_int_equal(worker_run(w, noop_orch, NULL), -ESHUTDOWN);
+    assert_int_equal(worker_submit(w, NULL, NULL, &job), -EINVAL);
+    assert_int_equal(worker_submit(w, noop_orch, NULL, NULL), -EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        mpfw_unit_test(register_refuses_a_null_function_and_a_long_name, 5000),
+        mpfw_unit_test(register_stops_at_the_callable_limit, 5000),
+        mpfw_unit_test(register_after_a_failed_startup_is_refused, 5000),
+        mpfw_unit_test(submit_refuses_each_bad_task_with_its_reason, 5000),
+        mpfw_unit_test(submit_to_a_worker_without_subs_names_it, 5000),
+        mpfw_unit_test(run_after_close_is_refused, 5000),
+    };
+    return mpf_run_group_tests(tests, NULL, NULL);
+}
