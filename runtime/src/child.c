@@ -488,6 +488,11 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
     forget_siblings(parent, c);
     worker__self.uplink_fd = parent->doorbell_fd;
     worker__self.mailbox = c->mb;
+    /* The mailbox the parent made for us must speak our format (a
+       library of another version in the parent would not): if not,
+       publish nothing and leave; the parent sees an exit before READY. */
+    if (!worker__mailbox_check(c->mb))
+        worker__child_exit(1);
     if (c->nested)
         worker__nested_after_fork(c->nested);
 

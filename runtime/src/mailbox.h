@@ -66,8 +66,9 @@ enum worker__mb_state {
 };
 
 #define WORKER__MB_MAGIC 0x424d4b57u /* "WKMB" little-endian */
-#define WORKER__MB_VERSION 3u /* 2: task and control overlays of args;
-                                 3: the fault word */
+#define WORKER__MB_VERSION 4u /* 2: task and control overlays of args;
+                                 3: the fault word; 4: internal control
+                                 commands from 0x100 */
 #define WORKER__MB_FRAME_SIZE 4096u
 #define WORKER__MB_FRAMES 2u
 #define WORKER__MAILBOX_SIZE (WORKER__MB_FRAME_SIZE * WORKER__MB_FRAMES)
@@ -156,10 +157,11 @@ static inline worker__mb_ctl *worker__mb_ctl_of(worker__mb_frame *f)
     return (worker__mb_ctl *)(void *)f->args;
 }
 
-/* Internal control sub-commands (the public ones are in worker.h). */
+/* Internal control sub-commands, in their own range (the public ones,
+   from 0, are in worker.h). */
 enum {
-    WORKER__CTRL_DEV_ALLOC = 1, /* chip: arg = bytes; result = region id */
-    WORKER__CTRL_DEV_FREE = 2,  /* chip: arg = region id */
+    WORKER__CTRL_DEV_ALLOC = 0x100, /* chip: arg = bytes; result = region id */
+    WORKER__CTRL_DEV_FREE = 0x101,  /* chip: arg = region id */
 };
 
 typedef struct worker__mailbox {

@@ -274,8 +274,8 @@ static void control_arguments_and_states_are_checked(void **state)
     assert_contains(worker_last_error(w), "not initialized");
     assert_int_equal(worker_init(w), 0);
     /* Device sub-commands are internal: the device memory API uses them. */
-    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, (worker_control_cmd)1, 0,
-                                    1.0, &r), -EINVAL);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, (worker_control_cmd)0x100,
+                                    0, 1.0, &r), -EINVAL);
     assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0,
                                     NAN, &r), -EINVAL);
     assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0,

@@ -126,7 +126,7 @@ static void every_declared_state_matches_the_wire_values(void **state)
    frame's (frame 1) and the control command's (frame 0). */
 static void task_and_control_overlays_are_pinned(void **state)
 {
-    assert_int_equal(WORKER__MB_VERSION, 3);
+    assert_int_equal(WORKER__MB_VERSION, 4);
     assert_int_equal(offsetof(worker__mb_task, seq), 0);
     assert_int_equal(offsetof(worker__mb_task, done_seq), 8);
     assert_int_equal(offsetof(worker__mb_task, result), 16);
@@ -137,10 +137,10 @@ static void task_and_control_overlays_are_pinned(void **state)
     assert_true(WORKER__MB_BLOB_MAX >= WORKER_TASK_ARGS_MAX);
     assert_int_equal(offsetof(worker__mb_ctl, arg), 0);
     assert_int_equal(offsetof(worker__mb_ctl, result), 8);
-    assert_int_equal(WORKER__CTRL_DEV_ALLOC, 1);
-    assert_int_equal(WORKER__CTRL_DEV_FREE, 2);
+    assert_int_equal(WORKER__CTRL_DEV_ALLOC, 0x100);
+    assert_int_equal(WORKER__CTRL_DEV_FREE, 0x101);
     assert_int_equal(WORKER_CONTROL_PING, 0);
-    assert_int_equal(WORKER_CONTROL_DEVICE_REGIONS, 3);
+    assert_int_equal(WORKER_CONTROL_DEVICE_REGIONS, 1);
 }
 
 static void error_text_truncated_to_255_bytes_and_terminated(void **state)

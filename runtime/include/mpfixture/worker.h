@@ -603,9 +603,11 @@ size_t worker_device_allocations(const worker *w);
 
 /* ---- Control commands ---- */
 
+/* Public commands are numbered from 0 without gaps; the runtime's own
+   (device memory) have their own range from 0x100. */
 typedef enum worker_control_cmd {
     WORKER_CONTROL_PING = 0,           /* result: the child's pid */
-    WORKER_CONTROL_DEVICE_REGIONS = 3, /* chip: result = allocated regions */
+    WORKER_CONTROL_DEVICE_REGIONS = 1, /* chip: result = allocated regions */
 } worker_control_cmd;
 
 /*
