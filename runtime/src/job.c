@@ -506,17 +506,25 @@ unlock:
     return rc;
 }
 
-int worker_submit_sub(worker_job *job, int sub, unsigned callable,
-                      const void *args, size_t len)
+/* A callable of a sub or next-level child, with its argument blob. */
+static int submit_callable(worker_job *job, worker_child_kind kind,
+                           int target, unsigned callable, const void *args,
+                           size_t len)
 {
     worker_task t = WORKER_TASK_INIT;
 
-    t.kind = WORKER_CHILD_SUB;
-    t.target = sub;
+    t.kind = kind;
+    t.target = target;
     t.callable = callable;
     t.args = args;
     t.args_len = len;
     return worker_submit_task(job, &t);
+}
+
+int worker_submit_sub(worker_job *job, int sub, unsigned callable,
+                      const void *args, size_t len)
+{
+    return submit_callable(job, WORKER_CHILD_SUB, sub, callable, args, len);
 }
 
 int worker_submit_chip(worker_job *job, unsigned chip, unsigned kernel,
@@ -535,14 +543,9 @@ int worker_submit_chip(worker_job *job, unsigned chip, unsigned kernel,
 int worker_submit_next(worker_job *job, unsigned worker_id, unsigned callable,
                        const void *args, size_t len)
 {
-    worker_task t = WORKER_TASK_INIT;
-
-    t.kind = WORKER_CHILD_NEXT;
-    t.target = worker_id > INT_MAX ? -1 : (int)worker_id;
-    t.callable = callable;
-    t.args = args;
-    t.args_len = len;
-    return worker_submit_task(job, &t);
+    return submit_callable(job, WORKER_CHILD_NEXT,
+                           worker_id > INT_MAX ? -1 : (int)worker_id, callable,
+                           args, len);
 }
 
 struct task_ref {
