@@ -160,9 +160,14 @@ static void ready_sibling_closed_gracefully_on_sibling_failure(void **state)
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
     worker_rollback_report r;
+    worker_gates *g;
 
-    /* The bad sibling fails late, so the good one is READY by then. */
-    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub},L3{sub}:slow_fail(150)}", &o);
+    /* The bad sibling fails only once the good one is READY (a gate, not
+       a delay: a slow machine or valgrind never reorders them). */
+    assert_int_equal(worker_gates_new(&g), 0);
+    o.gates = g;
+    o.faults = "next.0:after_init_ready=gate_open(1);next.1:setup_begin=gate_wait(1)";
+    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub},L3{sub}:fail(late)}", &o);
     assert_int_equal(rc, -EIO);
     assert_int_equal(worker_last_rollback(mpfw_tree_root(t), &r), 0);
     assert_true(r.graceful >= 1);
@@ -176,6 +181,7 @@ static void ready_sibling_closed_gracefully_on_sibling_failure(void **state)
     assert_int_equal(r.killed, 0);
     assert_int_not_equal(bad->disposition, WORKER_DISP_GRACEFUL);
     assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_NEXT, NULL, 0), 0);
+    worker_gates_free(g);
 }
 
 static void second_child_failure_reaps_first(void **state)
