@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mpfixture.h"
 #include "mpfixture_worker.h"
 
 /* Options for trees in tests: deadlines well above what a loaded 2-core
@@ -36,6 +37,15 @@ static inline double rt_now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A wall-clock bound of the plain build ("reports within 100 ms"), scaled
+   as the fixture scales budgets: x20 under valgrind, x3 under ASan or TSan,
+   times MPF_BUDGET_SCALE (mpf_time_scale()). Lower bounds set by a
+   deadline the test chose are not scaled: the runtime keeps them as given. */
+static inline double rt_bound_s(double plain_s)
+{
+    return plain_s * mpf_time_scale();
 }
 
 #define assert_contains(hay, needle)                                          \

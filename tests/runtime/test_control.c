@@ -172,7 +172,7 @@ static void timed_out_control_poisons_the_endpoint(void **state)
     double dt = rt_now_s() - t0;
     assert_int_equal(rc, -ETIMEDOUT);
     assert_contains(worker_last_error(w), "sub_worker: control ping timed out after");
-    assert_true(dt >= 0.1 && dt < 0.3);
+    assert_true(dt >= 0.1 && dt < 0.1 + rt_bound_s(0.2));
     /* Poisoned (sticky): later commands and tasks fail fast with the
        reason; the other sub is untouched. */
     t0 = rt_now_s();
@@ -181,7 +181,7 @@ static void timed_out_control_poisons_the_endpoint(void **state)
     assert_contains(worker_last_error(w), "timed out");
     assert_int_equal(worker_run(w, task_on, &sub0), -EIO);
     assert_contains(worker_last_error(w), "control ping timed out");
-    assert_true(rt_now_s() - t0 < 0.1);
+    assert_true(rt_now_s() - t0 < rt_bound_s(0.1));
     assert_int_equal(worker_run(w, task_on, &sub1), 0);
     assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 1, WORKER_CONTROL_PING, 0,
                                     2.0, &r), 0);
@@ -230,7 +230,7 @@ static void control_to_a_child_that_died_fails_with_its_status(void **state)
     double t0 = rt_now_s();
     assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 1, WORKER_CONTROL_PING, 0,
                                     WORKER_WAIT_FOREVER, &r), -EIO);
-    assert_true(rt_now_s() - t0 < 0.1);
+    assert_true(rt_now_s() - t0 < rt_bound_s(0.1));
     assert_contains(worker_last_error(w), "sub_worker: child process pid");
     assert_contains(worker_last_error(w), "killed by signal 9 (KILL)");
     assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0,
@@ -252,7 +252,7 @@ static void child_dying_in_its_control_handler_fails_the_command_at_once(void **
     double t0 = rt_now_s();
     assert_int_equal(worker_control(w, WORKER_CHILD_CHIP, 0, WORKER_CONTROL_PING, 0,
                                     10.0, &r), -EIO);
-    assert_true(rt_now_s() - t0 < 0.1);
+    assert_true(rt_now_s() - t0 < rt_bound_s(0.1));
     assert_contains(worker_last_error(w), "chip dev=0: child process pid");
     assert_contains(worker_last_error(w), "died during control ping (killed by signal 9");
     assert_int_equal(mpfw_tree_close(t), 0);
