@@ -14,9 +14,7 @@
 #include <cmocka.h>
 
 #include <math.h>
-#include <poll.h>
 #include <pthread.h>
-#include <sys/pidfd.h>
 
 #include "mpfixture.h"
 #include "mpfixture_worker.h"
@@ -24,19 +22,6 @@
 
 /* MailboxState values (the wire format; simpler's numbering). */
 enum { MB_SHUTDOWN = 3, MB_CONTROL_REQUEST = 4, MB_CONTROL_DONE = 5 };
-
-/* Block until the process behind pid exits (a blocking wait, not a poll
-   loop). 0, or -ETIMEDOUT. */
-static int await_exit(pid_t pid, int timeout_ms)
-{
-    struct pollfd p = { pidfd_open(pid, 0), POLLIN, 0 };
-    int n;
-
-    assert_true(p.fd >= 0);
-    n = poll(&p, 1, timeout_ms);
-    close(p.fd);
-    return n == 1 ? 0 : -ETIMEDOUT;
-}
 
 static void ping_returns_the_child_pid(void **state)
 {
@@ -188,7 +173,7 @@ static void timed_out_control_poisons_the_endpoint(void **state)
     /* The poisoned child was told to shut down: once its handler is let
        go it leaves on its own (exit 0). */
     worker_gate_open(g, 0);
-    assert_int_equal(await_exit(pid, 2000), 0);
+    assert_int_equal(rt_await_exit(pid, (int)(rt_bound_s(2.0) * 1000)), 0);
     assert_int_equal(mpfw_tree_close(t), 0);
     worker_rollback_report rep;
     assert_int_equal(worker_last_close(w, &rep), 0);
