@@ -728,11 +728,17 @@ static void close_timeout_defers_teardown_and_retry_completes(void **state)
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
     worker_job *job;
+    worker_gates *g;
     pid_t pid;
 
+    assert_int_equal(worker_gates_new(&g), 0);
+    o.gates = g;
     o.drain_timeout_s = 0.2;
+    /* The task ends when the test opens gate 1 (not after a sleep that a
+       slow machine or valgrind outlasts): in flight as long as needed. */
+    o.faults = "chip.0:task_end=gate_wait(1)";
     worker *w = up_tree("L3{chip,sub}", &o, &t);
-    struct sleeper s = { w, 700, -1, 0 };
+    struct sleeper s = { w, 0, -1, 0 };
     pid = rt_child_pid(w, WORKER_CHILD_CHIP, 0);
     assert_int_equal(worker_submit(w, sleep_orch, &s, &job), 0);
     double t0 = rt_now_s();
@@ -749,10 +755,12 @@ static void close_timeout_defers_teardown_and_retry_completes(void **state)
     assert_int_equal(worker_close(w), -ETIMEDOUT);
     assert_alive(pid);
     /* Once the run is done, the next close converges. */
-    assert_int_equal(worker_wait(job, 2.0), 0);
+    assert_int_equal(worker_gate_open(g, 1), 0);
+    assert_int_equal(worker_wait(job, rt_bound_s(2.0)), 0);
     worker_job_free(job);
     assert_int_equal(worker_close(w), 0);
     assert_reaped(pid);
+    worker_gates_free(g);
 }
 
 static void unwaited_job_is_drained_by_close(void **state)
