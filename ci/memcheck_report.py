@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Summarise memcheck's XML files (one per process) of a ci/valgrind.sh run.
+"""Summarise valgrind's XML files (one per process) of a ci/valgrind.sh run
+(memcheck) or a ci/helgrind.sh run.
 
     ci/memcheck_report.py DIR
 
@@ -44,9 +45,11 @@ def main():
         return 2
     files = sorted(glob.glob(os.path.join(sys.argv[1], "*.xml")))
     errors = 0
+    tool = "memcheck"
     for path in files:
         with open(path, errors="replace") as f:
             text = f.read()
+        tool = field(text, "tool") or tool
         blocks = re.findall(r"<error>(.*?)</error>", text, re.S)
         if not blocks:
             continue
@@ -59,8 +62,9 @@ def main():
             print("  %s: %s" % (field(b, "kind"), what))
             print("\n".join(frames(b)))
         errors += len(blocks)
-    print("memcheck: %d process(es), %d error(s)%s" % (
-        len(files), errors, "" if errors else ", no definitely-lost block"))
+    print("%s: %d process(es), %d error(s)%s" % (
+        tool, len(files), errors,
+        ", no definitely-lost block" if tool == "memcheck" and not errors else ""))
     return 1 if errors or not files else 0
 
 

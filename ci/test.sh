@@ -10,8 +10,9 @@
 #                       ASan+UBSan and the runtime's threaded suites under
 #                       TSan (ci/sanitize.sh), then memcheck of the fixture,
 #                       runtime, security and stress suites
-#                       (ci/valgrind.sh); each in its own build directory
-#                       (<build>-asan, <build>-tsan, <build>-valgrind)
+#                       (ci/valgrind.sh) and the dispatch suite under
+#                       helgrind (ci/helgrind.sh); each in its own build
+#                       directory (<build>-asan, -tsan, -valgrind, -helgrind)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 full=0
@@ -36,4 +37,5 @@ if [ "$full" -eq 1 ]; then
   BUILD_DIR="$build-asan" ci/sanitize.sh address,undefined
   BUILD_DIR="$build-tsan" ci/sanitize.sh thread
   BUILD_DIR="$build-valgrind" ci/valgrind.sh
+  BUILD_DIR="$build-helgrind" ci/helgrind.sh
 fi
