@@ -6,7 +6,13 @@
 #   ci/test.sh          the above
 #   ci/test.sh --full   the above, then every fuzz harness for 30 s each
 #                       (fuzz/run.sh 30; clang and libFuzzer are installed
-#                       by ci/bootstrap.sh --full)
+#                       by ci/bootstrap.sh --full), then the suites under
+#                       ASan+UBSan and the runtime's threaded suites under
+#                       TSan (ci/sanitize.sh), then memcheck of the fixture,
+#                       runtime, security and stress suites
+#                       (ci/valgrind.sh) and the dispatch suite under
+#                       helgrind (ci/helgrind.sh); each in its own build
+#                       directory (<build>-asan, -tsan, -valgrind, -helgrind)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 full=0
@@ -28,4 +34,8 @@ ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE soak
 ci/consumer.sh
 if [ "$full" -eq 1 ]; then
   fuzz/run.sh 30
+  BUILD_DIR="$build-asan" ci/sanitize.sh address,undefined
+  BUILD_DIR="$build-tsan" ci/sanitize.sh thread
+  BUILD_DIR="$build-valgrind" ci/valgrind.sh
+  BUILD_DIR="$build-helgrind" ci/helgrind.sh
 fi

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 """README examples are tests.
 
-usage: check_readme_examples.py README.md INCLUDE_DIR LIB_DIR [CC]
+usage: check_readme_examples.py README.md INCLUDE_DIR LIB_DIR [CC [FLAG]...]
 
 Every ```c block of the README is written to a scratch directory, built
-with -Wall -Wextra -Werror against libmpfixture and cmocka, and run. Its
+with -Wall -Wextra -Werror (and the FLAGs: a sanitizer build passes its
+-fsanitize, as the example must be built like the library it links) against
+libmpfixture and cmocka, and run. Its
 documented verdict is asserted: a block that says it `fails this case
 with "KIND"` must exit non-zero with the guard's report naming exactly
 that kind ("FAILED [KIND]") and leave no process behind; any other block
@@ -19,6 +21,7 @@ import tempfile
 
 readme, include_dir, lib_dir = sys.argv[1:4]
 cc = sys.argv[4] if len(sys.argv) > 4 else "cc"
+flags = sys.argv[5:]
 
 with open(readme, encoding="utf-8") as f:
     blocks = re.findall(r"^```c\n(.*?)^```$", f.read(), re.S | re.M)
@@ -33,7 +36,7 @@ with tempfile.TemporaryDirectory(prefix="mpf-readme.") as tmp:
         with open(src, "w", encoding="utf-8") as f:
             f.write(code)
         build = subprocess.run(
-            [cc, "-Wall", "-Wextra", "-Werror", "-I", include_dir, src,
+            [cc, "-Wall", "-Wextra", "-Werror", *flags, "-I", include_dir, src,
              "-o", exe, "-L", lib_dir, "-Wl,-rpath," + lib_dir,
              "-lmpfixture", "-lcmocka"],
             capture_output=True, text=True, check=False)

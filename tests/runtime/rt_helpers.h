@@ -8,16 +8,21 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "mpfixture.h"
 #include "mpfixture_worker.h"
 
 /* Options for trees in tests: deadlines well above what a loaded 2-core
@@ -36,6 +41,85 @@ static inline double rt_now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A wall-clock bound of the plain build ("reports within 100 ms"), scaled
+   as the fixture scales budgets: x20 under valgrind, x3 under ASan or TSan,
+   times MPF_BUDGET_SCALE (mpf_time_scale()). Lower bounds set by a
+   deadline the test chose are not scaled: the runtime keeps them as given. */
+static inline double rt_bound_s(double plain_s)
+{
+    return plain_s * mpf_time_scale();
+}
+
+/* ---- waiting for a process to exit, with or without pidfds ----
+   Through its pidfd where the kernel has pidfd_open. Valgrind 3.19 answers
+   it with ENOSYS (runtime/src/procfd.c falls back there too): then, for a
+   child of ours, a thread blocked in waitid(WNOWAIT) plays the pidfd's
+   role, so the wait is still a blocking one with a bound, not a poll loop. */
+
+struct rt_waiter_ {
+    pid_t pid;
+    int efd;
+};
+
+static inline void *rt_waiter_main_(void *arg)
+{
+    struct rt_waiter_ *a = (struct rt_waiter_ *)arg;
+    siginfo_t si;
+    uint64_t one = 1;
+    while (waitid(P_PID, (id_t)a->pid, &si, WEXITED | WNOWAIT) != 0 &&
+           errno == EINTR)
+        ;
+    if (write(a->efd, &one, sizeof one) != sizeof one)
+        abort(); /* an eventfd write of 1 cannot fail */
+    return NULL;
+}
+
+/* Wait up to timeout_ms for pid to exit, leaving it unreaped. 0: it has
+   exited (or no longer exists); -ETIMEDOUT: it was still running at the
+   deadline, and has been SIGKILLed then (never left behind); -ECHILD:
+   without pidfds, pid is alive but not a child of ours (cannot be waited
+   for); another -errno if pidfd_open failed otherwise. */
+static inline int rt_await_exit(pid_t pid, int timeout_ms)
+{
+    int fd = pidfd_open(pid, 0);
+    if (fd >= 0) {
+        struct pollfd p = { fd, POLLIN, 0 };
+        int n = poll(&p, 1, timeout_ms);
+        if (n != 1)
+            pidfd_send_signal(fd, SIGKILL, NULL, 0);
+        close(fd);
+        return n == 1 ? 0 : -ETIMEDOUT;
+    }
+    if (errno == ESRCH)
+        return 0;
+    if (errno != ENOSYS)
+        return -errno;
+    /* No pidfds (valgrind). A child of ours cannot be reused before we
+       reap it, so its pid is as good as a pidfd. */
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return errno == ECHILD && kill(pid, 0) == 0 ? -ECHILD : 0;
+    if (si.si_pid == pid)
+        return 0; /* exited already */
+    struct rt_waiter_ a = { pid, eventfd(0, EFD_CLOEXEC) };
+    pthread_t th;
+    if (a.efd < 0)
+        return -errno;
+    int rc = pthread_create(&th, NULL, rt_waiter_main_, &a);
+    if (rc != 0) {
+        close(a.efd);
+        return -rc;
+    }
+    struct pollfd p = { a.efd, POLLIN, 0 };
+    int n = poll(&p, 1, timeout_ms);
+    if (n != 1)
+        kill(pid, SIGKILL); /* unreaped: still ours; ends the waiter too */
+    pthread_join(th, NULL);
+    close(a.efd);
+    return n == 1 ? 0 : -ETIMEDOUT;
 }
 
 #define assert_contains(hay, needle)                                          \

@@ -520,7 +520,7 @@ static void chip_crashing_mid_task(int sig, const char *name)
     assert_contains(worker_last_error(w), want);
     assert_contains(worker_last_error(w), name);
     print_message("chip crash (%s): run failed %.2f ms after it started\n", name, dt * 1e3);
-    if (dt >= 0.1)
+    if (dt >= rt_bound_s(0.1))
         fail_msg("run took %.1f ms to report the crash", dt * 1e3);
     /* The other chip still works; the dead one fails fast. */
     k.chip = 0;
@@ -570,7 +570,7 @@ static void chip_killed_from_outside_mid_task_fails_the_run_within_100ms(void **
     assert_contains(worker_job_error(job), "killed by signal 9 (KILL)");
     print_message("chip SIGKILLed mid-task: wait returned %.2f ms after the kill\n",
                   dt * 1e3);
-    if (dt >= 0.1)
+    if (dt >= rt_bound_s(0.1))
         fail_msg("wait returned %.1f ms after the kill", dt * 1e3);
     worker_job_free(job);
     assert_int_equal(mpfw_tree_close(t), 0);
@@ -626,7 +626,7 @@ static void next_level_child_dying_mid_run_fails_the_run_within_100ms(void **sta
     assert_contains(worker_job_error(job), "killed by signal 9 (KILL)");
     print_message("next-level child SIGKILLed mid-run: wait returned %.2f ms after "
                   "the kill\n", dt * 1e3);
-    if (dt >= 0.1)
+    if (dt >= rt_bound_s(0.1))
         fail_msg("wait returned %.1f ms after the kill", dt * 1e3);
     worker_job_free(job);
     /* Its own children (our grandchildren) and their shm go too: the
@@ -664,7 +664,7 @@ static void sub_dying_in_its_callable_fails_the_run_with_its_status(void **state
     assert_int_equal(worker_init(w), 0);
     double t0 = rt_now_s();
     assert_int_equal(worker_run(w, one_sub_orch, NULL), -EIO);
-    assert_true(rt_now_s() - t0 < 0.5);
+    assert_true(rt_now_s() - t0 < rt_bound_s(0.5));
     assert_contains(worker_last_error(w), "sub_worker: child process pid");
     assert_contains(worker_last_error(w), "killed by signal 6 (ABRT)");
     assert_int_equal(mpfw_tree_close(t), 0);
@@ -728,17 +728,23 @@ static void close_timeout_defers_teardown_and_retry_completes(void **state)
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
     worker_job *job;
+    worker_gates *g;
     pid_t pid;
 
+    assert_int_equal(worker_gates_new(&g), 0);
+    o.gates = g;
     o.drain_timeout_s = 0.2;
+    /* The task ends when the test opens gate 1 (not after a sleep that a
+       slow machine or valgrind outlasts): in flight as long as needed. */
+    o.faults = "chip.0:task_end=gate_wait(1)";
     worker *w = up_tree("L3{chip,sub}", &o, &t);
-    struct sleeper s = { w, 700, -1, 0 };
+    struct sleeper s = { w, 0, -1, 0 };
     pid = rt_child_pid(w, WORKER_CHILD_CHIP, 0);
     assert_int_equal(worker_submit(w, sleep_orch, &s, &job), 0);
     double t0 = rt_now_s();
     assert_int_equal(worker_close(w), -ETIMEDOUT);
     double dt = rt_now_s() - t0;
-    assert_true(dt >= 0.2 && dt < 0.5);
+    assert_true(dt >= 0.2 && dt < 0.2 + rt_bound_s(0.3));
     assert_contains(worker_last_error(w), "1 run(s) still in flight");
     assert_contains(worker_last_error(w), "teardown deferred");
     assert_int_equal(worker_get_state(w), WORKER_CLOSED);
@@ -749,10 +755,12 @@ static void close_timeout_defers_teardown_and_retry_completes(void **state)
     assert_int_equal(worker_close(w), -ETIMEDOUT);
     assert_alive(pid);
     /* Once the run is done, the next close converges. */
-    assert_int_equal(worker_wait(job, 2.0), 0);
+    assert_int_equal(worker_gate_open(g, 1), 0);
+    assert_int_equal(worker_wait(job, rt_bound_s(2.0)), 0);
     worker_job_free(job);
     assert_int_equal(worker_close(w), 0);
     assert_reaped(pid);
+    worker_gates_free(g);
 }
 
 static void unwaited_job_is_drained_by_close(void **state)
@@ -965,23 +973,41 @@ static void idle_ready_tree_of_l3_and_8_chips_uses_under_2_percent_of_a_core(voi
     /* One run first, so the scheduler has been through a dispatch. */
     assert_int_equal(worker_run(w, ten_chip_noops, NULL), 0);
     assert_int_equal(worker_child_pids(w, WORKER_CHILD_CHIP, pids, 8), 8);
+    bool have_pidfds = true;
     for (int i = 0; i < 8; i++) {
         pfd[i].fd = pidfd_open(pids[i], 0);
         pfd[i].events = POLLIN;
-        assert_true(pfd[i].fd >= 0);
+        if (pfd[i].fd < 0 && errno == ENOSYS)
+            have_pidfds = false; /* valgrind */
+        else
+            assert_true(pfd[i].fd >= 0);
     }
     before = cpu_ns_of(getpid());
     for (int i = 0; i < 8; i++)
         before += cpu_ns_of(pids[i]);
     double t0 = rt_now_s();
-    /* The window: a 2 s blocking wait for any chip to exit (none should). */
-    int n = poll(pfd, 8, 2000);
+    /* The window: a 2 s blocking wait for any chip to exit (none should).
+       Without pidfds, a 2 s measurement window, then the same question. */
+    int n = 0;
+    if (have_pidfds) {
+        n = poll(pfd, 8, 2000);
+    } else {
+        struct timespec window = { 2, 0 };
+        nanosleep(&window, NULL);
+    }
     double dt = rt_now_s() - t0;
     after = cpu_ns_of(getpid());
     for (int i = 0; i < 8; i++)
         after += cpu_ns_of(pids[i]);
-    for (int i = 0; i < 8; i++)
-        close(pfd[i].fd);
+    for (int i = 0; i < 8; i++) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (pfd[i].fd >= 0)
+            close(pfd[i].fd);
+        else if (waitid(P_PID, (id_t)pids[i], &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                 si.si_pid == pids[i])
+            n++; /* it exited */
+    }
     assert_int_equal(n, 0);
     double share = (double)(after - before) / 1e9 / dt;
     print_message("idle L3 + 8 chips: %.3f%% of one core over %.2f s (%llu us of CPU)\n",

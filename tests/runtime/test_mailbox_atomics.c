@@ -17,8 +17,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <poll.h>
-#include <sys/pidfd.h>
 
 #include "mpfixture.h"
 #include "internal.h"
@@ -44,19 +42,21 @@ static void mb_close(struct mb_fixture *f)
     assert_int_equal(shm_unlink(f->name), 0);
 }
 
-/* Reap a child through its pidfd with a bound; returns its wait status. */
+/* Reap a child, waiting for it with a bound; returns its wait status. */
 static int reap(pid_t pid)
 {
-    int fd = pidfd_open(pid, 0);
     siginfo_t si;
-    struct pollfd p = { fd, POLLIN, 0 };
 
-    assert_true(fd >= 0);
-    assert_int_equal(poll(&p, 1, 2000), 1);
+    assert_int_equal(rt_await_exit(pid, (int)(rt_bound_s(2.0) * 1000)), 0);
     memset(&si, 0, sizeof(si));
-    assert_int_equal(waitid(P_PIDFD, (id_t)fd, &si, WEXITED), 0);
-    close(fd);
+    assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED), 0);
     return si.si_code == CLD_EXITED ? si.si_status << 8 : si.si_status;
+}
+
+/* A deadline `plain_s` from now, scaled with the build. */
+static int64_t deadline_in(double plain_s)
+{
+    return worker__now_ns() + (int64_t)(rt_bound_s(plain_s) * 1e9);
 }
 
 static void roundtrip(void **state)
@@ -191,7 +191,7 @@ static void child_transitions_visible_in_parent(void **state)
     if (pid == 0) {
         /* Cycle 0 -> 1 -> 2 -> 3 -> 0, each step acknowledged by the parent
            through the bell, so every transition is observed. */
-        int64_t dl = worker__now_ns() + 2000000000LL;
+        int64_t dl = deadline_in(2.0);
         for (uint32_t v = 1; v <= 4; v++) {
             uint32_t seq = worker__mb_load(&f.mb->frame[0].bell);
             store_and_wake(st, v % 4);
@@ -201,7 +201,7 @@ static void child_transitions_visible_in_parent(void **state)
         }
         _exit(0);
     }
-    int64_t dl = worker__now_ns() + 2000000000LL;
+    int64_t dl = deadline_in(2.0);
     for (uint32_t v = 1; v <= 4; v++) {
         assert_true(await_state(st, v % 4, dl));
         worker__mb_ring_child(f.mb);
@@ -214,7 +214,7 @@ static void child_transitions_visible_in_parent(void **state)
 static void payload_visible_when_state_observed(void **state)
 {
     struct mb_fixture f;
-    int64_t dl = worker__now_ns() + 20000000000LL;
+    int64_t dl = deadline_in(20.0);
 
     mb_open(&f);
     _Atomic uint32_t *st = &f.mb->frame[0].state;
