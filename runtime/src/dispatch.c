@@ -1301,6 +1301,8 @@ int worker_submit_task(worker_job *job, const worker_task *desc)
     if (job->n_tasks % CHUNK == 0) {
         if (job->n_chunks == job->cap_chunks) {
             uint32_t cap = job->cap_chunks ? 2 * job->cap_chunks : 4;
+            /* An array of pointers to chunks. */
+            /* NOLINTNEXTLINE(bugprone-sizeof-expression) */
             void *p = realloc(job->chunks, cap * sizeof(*job->chunks));
             if (!p) {
                 rc = -ENOMEM;
@@ -1529,7 +1531,9 @@ int worker__control(worker *w, struct worker__child *c, unsigned cmd,
         pthread_mutex_unlock(&w->mu);
         return worker__control(w, c, cmd, arg, deadline_ns, result, msg, msg_size);
     }
-    c->ctl = &ctl;
+    /* The scheduler clears c->ctl when it completes the command, and we
+       return only after that (ctl_done below). */
+    c->ctl = &ctl; /* cppcheck-suppress autoVariables */
     c->ctl_issued = false;
     kick(w);
     pthread_mutex_unlock(&w->mu);
