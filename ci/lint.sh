@@ -14,6 +14,7 @@
 # format.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ci/bootstrap.sh --lint
 base=${BUILD_DIR:-build}
 lint_dir=$base-lint
 scan_dir=$base-scan

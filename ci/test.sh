@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: MIT
 # The tests: install what is missing, build with warnings as errors, run
 # every ctest test except the soak label, then build and test
-# examples/consumer against this tree three ways (ci/consumer.sh).
+# examples/consumer against this tree three ways (ci/consumer.sh), then
+# the static checks: cppcheck, clang-tidy and the format (ci/lint.sh).
 #   ci/test.sh          the above
 #   ci/test.sh --full   the above, then every fuzz harness for 30 s each
 #                       (fuzz/run.sh 30; clang and libFuzzer are installed
-#                       by ci/bootstrap.sh --full)
+#                       by ci/bootstrap.sh --full), scan-build over the
+#                       whole build (ci/lint.sh scan) and the mutation
+#                       checks of the detectors (ci/mutate.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 full=0
@@ -26,6 +29,11 @@ build=${BUILD_DIR:-build}
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE soak
 # The consumer's view: install, find_package, pkg-config, FetchContent.
 ci/consumer.sh
+# clang-tidy runs the clang analyzer's checks on every file already;
+# scan-build (the same analyzer over the whole build) is in --full.
+ci/lint.sh cppcheck tidy format
 if [ "$full" -eq 1 ]; then
   fuzz/run.sh 30
+  ci/lint.sh scan
+  ci/mutate.sh
 fi
