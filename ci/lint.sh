@@ -117,9 +117,9 @@ run_scan() {
 run_format() {
   echo "lint: $(clang-format --version | grep -o 'clang-format version [0-9.]*')"
   if ! git ls-files -z -- '*.c' '*.h' '*.cc' '*.cpp' |
-       xargs -0 clang-format --dry-run -Werror 2> "$out/format"; then
+       xargs -0 -n1 -P"$jobs" clang-format --dry-run -Werror 2> "$out/format"; then
     grep -E '^[^ ].*: error:' "$out/format" | cut -d: -f1 | sort | uniq -c |
-      awk '{printf "  %s: %d lines to reformat\n", $2, $1}'
+      awk '{printf "  %s: %d places to reformat\n", $2, $1}'
     echo "lint: ci/format.sh applies .clang-format"
     failed+=(clang-format)
   fi
