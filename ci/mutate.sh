@@ -21,10 +21,28 @@ bld=$work/build
 jobs=$(nproc)
 timeout=${MPF_MUTATE_TIMEOUT:-120}
 
-# The copy: tracked files as they are in the checkout now.
-rm -rf "$src"
+# The copy: tracked files as they are in the checkout now. A file is
+# copied only if its content differs from the copy's (a second run then
+# rebuilds only that), and always with a new time stamp (a restored file
+# must be newer than a mutant's objects).
 mkdir -p "$src" "$bld"
-git ls-files -z | (cd "$top" && xargs -0 cp --parents -t "$src")
+git ls-files -z | python3 -c '
+import os, shutil, sys
+src = sys.argv[1]
+for f in sys.stdin.buffer.read().decode().split("\0"):
+    if not f:
+        continue
+    dst = os.path.join(src, f)
+    try:
+        if open(f, "rb").read() == open(dst, "rb").read():
+            continue
+    except OSError:
+        pass
+    os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
+    shutil.copyfile(f, dst)
+    shutil.copymode(f, dst)
+' "$src"
+
 
 # Run the tests in a /dev/shm of their own if we may (root, or an
 # unprivileged user namespace); otherwise in the host's, with a note.
@@ -128,28 +146,33 @@ for rec in "${selected[@]}"; do
 done
 [ "$baseline_bad" -eq 0 ] || exit 1
 
-killed=0 survived=0
+killed=0 survived=0 invalid=0
 report=()
 for rec in "${selected[@]}"; do
   IFS=$'\t' read -r name file tests what <<< "$rec"
   read -ra sel <<< "$tests"
-  cp "$src/$file" "$work/orig"
+  cp -p "$src/$file" "$work/orig"
   parse apply "$name" "$src"
   t0=$(date +%s)
   if ! cmake --build "$bld" -j"$jobs" > "$work/build.$name.log" 2>&1; then
-    verdict="killed"; by="the build"
+    # A mutant must compile: one that does not tests nothing.
+    verdict="INVALID"; by="does not build: $work/build.$name.log"
   elif run_ctest "$work/run.$name.log" "${sel[@]}"; then
     verdict="SURVIVED"; by="-"
   else
     verdict="killed"
-    by=$(grep -E '^ *[0-9]+ - ' "$work/run.$name.log" | sed -E 's/^ *[0-9]+ - //' |
-         head -3 | paste -sd';' - | sed 's/;/; /g')
-    n=$(grep -cE '^ *[0-9]+ - ' "$work/run.$name.log" || true)
+    # ctest's summary: "<tab> 13 - test_detectors.name (Failed)".
+    failed_tests=$(sed -nE 's/^[[:space:]]+[0-9]+ - ([^ ]+) .*/\1/p' "$work/run.$name.log")
+    n=$(printf '%s' "$failed_tests" | grep -c . || true)
+    by=$(printf '%s\n' "$failed_tests" | head -3 | paste -sd' ' -)
     [ "$n" -le 3 ] || by="$by (+$((n - 3)) more)"
+    [ -n "$by" ] || by="ctest failed without a test failing: $work/run.$name.log"
   fi
   cp "$work/orig" "$src/$file"
+  touch "$src/$file" # newer than the mutant's objects: rebuilt next time
   secs=$(( $(date +%s) - t0 ))
   if [ "$verdict" = killed ]; then killed=$((killed + 1)); else survived=$((survived + 1)); fi
+  [ "$verdict" != INVALID ] || invalid=$((invalid + 1))
   printf 'mutate: %-8s %-40s %4ss  by %s\n' "$verdict" "$name" "$secs" "$by"
   report+=("$verdict $name: $what -- $by")
 done
@@ -157,5 +180,5 @@ done
 cmake --build "$bld" -j"$jobs" > "$work/build.log" 2>&1 || true
 
 total=$((killed + survived))
-echo "mutate: $killed of $total killed, $survived survived ($(( $(date +%s) - start )) s)"
+echo "mutate: $killed of $total killed, $((survived - invalid)) survived, $invalid invalid ($(( $(date +%s) - start )) s)"
 [ "$survived" -eq 0 ]
