@@ -54,17 +54,18 @@ elif unshare -rm true 2>/dev/null; then
 else
   echo "mutate: no mount namespace here: the tests share the host's /dev/shm"
 fi
-run_ctest() { # <log> <ctest selection...>
-  local log=$1; shift
+run_ctest() { # <log> <timeout> <ctest selection...>
+  local log=$1 t=${2:-$timeout}; shift 2
   if [ ${#isolate[@]} -gt 0 ]; then
     "${isolate[@]}" sh -c 'mount -t tmpfs -o mode=1777,size=64m mpf-mutate /dev/shm && exec "$@"' \
-      sh ctest --test-dir "$bld" --timeout "$timeout" -j"$jobs" "$@" > "$log" 2>&1
+      sh ctest --test-dir "$bld" --timeout "$t" -j"$jobs" "$@" > "$log" 2>&1
   else
-    ctest --test-dir "$bld" --timeout "$timeout" -j"$jobs" "$@" > "$log" 2>&1
+    ctest --test-dir "$bld" --timeout "$t" -j"$jobs" "$@" > "$log" 2>&1
   fi
 }
 
-# ci/mutations.txt -> one record per line: name \t file \t tests \t what.
+# ci/mutations.txt -> one record per line: name, file, tests, what and
+# timeout, tab-separated.
 # Applying and restoring is done by the same parser (python3, in bootstrap).
 parse() {
   python3 - "$top/ci/mutations.txt" "$@" <<'EOF'
@@ -93,7 +94,8 @@ for m in muts:
             sys.exit("mutations.txt: %s has no %s" % (m.get("name"), k))
 if cmd == "list":
     for m in muts:
-        print("\t".join((m["name"], m["file"], m["tests"], m["what"])))
+        print("\t".join((m["name"], m["file"], m["tests"], m["what"],
+                         m.get("timeout", ""))))
     sys.exit(0)
 name, root = sys.argv[3], sys.argv[4]
 m = next(m for m in muts if m["name"] == name)
@@ -133,9 +135,9 @@ cmake --build "$bld" -j"$jobs" > "$work/build.log" 2>&1 || {
 # The selections must pass on the unmutated copy, or a kill means nothing.
 baseline_bad=0
 for rec in "${selected[@]}"; do
-  IFS=$'\t' read -r name file tests what <<< "$rec"
+  IFS=$'\t' read -r name file tests what mtimeout <<< "$rec"
   read -ra sel <<< "$tests"
-  if ! run_ctest "$work/baseline.$name.log" "${sel[@]}"; then
+  if ! run_ctest "$work/baseline.$name.log" "$mtimeout" "${sel[@]}"; then
     echo "mutate: baseline FAILED for $name ($tests):"
     grep -E '\*\*\*|Failed|Timeout' "$work/baseline.$name.log" | head -5
     baseline_bad=1
@@ -149,7 +151,7 @@ done
 killed=0 survived=0 invalid=0
 report=()
 for rec in "${selected[@]}"; do
-  IFS=$'\t' read -r name file tests what <<< "$rec"
+  IFS=$'\t' read -r name file tests what mtimeout <<< "$rec"
   read -ra sel <<< "$tests"
   cp -p "$src/$file" "$work/orig"
   parse apply "$name" "$src"
@@ -157,7 +159,7 @@ for rec in "${selected[@]}"; do
   if ! cmake --build "$bld" -j"$jobs" > "$work/build.$name.log" 2>&1; then
     # A mutant must compile: one that does not tests nothing.
     verdict="INVALID"; by="does not build: $work/build.$name.log"
-  elif run_ctest "$work/run.$name.log" "${sel[@]}"; then
+  elif run_ctest "$work/run.$name.log" "$mtimeout" "${sel[@]}"; then
     verdict="SURVIVED"; by="-"
   else
     verdict="killed"
