@@ -6,6 +6,9 @@
 #   ci/bootstrap.sh --full   also the fuzz build (fuzz/run.sh): clang and
 #                            libFuzzer (libclang-rt-dev: clang only
 #                            recommends it, and we install no recommends)
+#   ci/bootstrap.sh --lint   also the analyzers of ci/lint.sh: cppcheck,
+#                            clang-tidy, clang-format, and clang-tools for
+#                            scan-build
 set -euo pipefail
 
 pkgs=(cmake gcc g++ clang make ninja-build libc6-dev libcmocka-dev pkg-config valgrind lcov gdb python3
@@ -14,7 +17,8 @@ pkgs=(cmake gcc g++ clang make ninja-build libc6-dev libcmocka-dev pkg-config va
 for arg in "$@"; do
   case $arg in
     --full) pkgs+=(clang libclang-rt-dev) ;;
-    *) echo "usage: ci/bootstrap.sh [--full]" >&2; exit 2 ;;
+    --lint) pkgs+=(cppcheck clang-tidy clang-format clang-tools) ;;
+    *) echo "usage: ci/bootstrap.sh [--full] [--lint]" >&2; exit 2 ;;
   esac
 done
 

@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: MIT
 # The tests: install what is missing, build with warnings as errors, run
 # every ctest test except the soak label, then build and test
-# examples/consumer against this tree three ways (ci/consumer.sh).
+# examples/consumer against this tree three ways (ci/consumer.sh), then
+# the static checks: cppcheck, clang-tidy and the format (ci/lint.sh).
 #   ci/test.sh          the above
 #   ci/test.sh --full   the above, then every fuzz harness for 30 s each
 #                       (fuzz/run.sh 30; clang and libFuzzer are installed
-#                       by ci/bootstrap.sh --full), then the suites under
-#                       ASan+UBSan and the runtime's threaded suites under
-#                       TSan (ci/sanitize.sh), then memcheck of the fixture,
-#                       runtime, security and stress suites
+#                       by ci/bootstrap.sh --full), scan-build over the
+#                       whole build (ci/lint.sh scan), the mutation checks
+#                       of the detectors (ci/mutate.sh), then the suites
+#                       under ASan+UBSan and the runtime's threaded suites
+#                       under TSan (ci/sanitize.sh), then memcheck of the
+#                       fixture, runtime, security and stress suites
 #                       (ci/valgrind.sh) and the dispatch suite under
 #                       helgrind (ci/helgrind.sh); each in its own build
 #                       directory (<build>-asan, -tsan, -valgrind, -helgrind)
@@ -32,8 +35,13 @@ build=${BUILD_DIR:-build}
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE soak
 # The consumer's view: install, find_package, pkg-config, FetchContent.
 ci/consumer.sh
+# clang-tidy runs the clang analyzer's checks on every file already;
+# scan-build (the same analyzer over the whole build) is in --full.
+ci/lint.sh cppcheck tidy format
 if [ "$full" -eq 1 ]; then
   fuzz/run.sh 30
+  ci/lint.sh scan
+  ci/mutate.sh
   BUILD_DIR="$build-asan" ci/sanitize.sh address,undefined
   BUILD_DIR="$build-tsan" ci/sanitize.sh thread
   BUILD_DIR="$build-valgrind" ci/valgrind.sh

@@ -116,8 +116,10 @@ int main(int argc, char **argv)
     a = malloc(n * sizeof(*a));
     b = malloc(n * sizeof(*b));
     c = malloc(n * sizeof(*c));
-    if (!a || !b || !c)
-        return 1;
+    if (!a || !b || !c) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (size_t i = 0; i < n; i++) {
         a[i] = (uint32_t)i;
         b[i] = (uint32_t)(3 * i + 7);
@@ -129,8 +131,7 @@ int main(int argc, char **argv)
     opt.close_timeout_s = 5;
     if ((rc = worker_new(&w, &opt)) || (rc = worker_init(w))) {
         fail(w, "init", rc);
-        worker_free(w);
-        return 1;
+        goto out;
     }
     rc = run(w, n, a, b, c);
     for (size_t i = 0; !rc && i < n; i++)
@@ -138,6 +139,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "vector_add: c[%zu] = %u, want %u\n", i, c[i], a[i] + b[i]);
     if (worker_close(w))
         rc = fail(w, "close", -EIO);
+out:
     worker_free(w);
     free(a);
     free(b);

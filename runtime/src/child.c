@@ -185,7 +185,7 @@ static int run_script(const worker_script *s, worker_child_kind kind, char *msg,
 
 /* Forget the parent's other children: their pidfds and mailbox mappings
    were copied by fork and are none of our business. */
-static void forget_siblings(worker *parent, struct worker__child *self)
+static void forget_siblings(worker *parent, const struct worker__child *self)
 {
     for (size_t i = 0; i < parent->n_children; i++) {
         struct worker__child *c = &parent->children[i];

@@ -432,6 +432,8 @@ int worker_submit_task(worker_job *job, const worker_task *desc)
     if (job->n_tasks % CHUNK == 0) {
         if (job->n_chunks == job->cap_chunks) {
             uint32_t cap = job->cap_chunks ? 2 * job->cap_chunks : 4;
+            /* An array of pointers to chunks. */
+            /* NOLINTNEXTLINE(bugprone-sizeof-expression) */
             void *p = realloc(job->chunks, cap * sizeof(*job->chunks));
             if (!p) {
                 rc = -ENOMEM;

@@ -90,7 +90,7 @@ static void release_child(struct worker__child *c)
         worker__shm_sweep(c->nested_prefix, NULL, 0);
 }
 
-static void journal_child(worker *w, struct worker__child *c)
+static void journal_child(worker *w, const struct worker__child *c)
 {
     if (w->n_journal == WORKER__JOURNAL_MAX)
         return; /* cannot happen: at most one entry per child */
@@ -221,9 +221,8 @@ static int spawn(worker *w, struct worker__child *c)
         worker__child_main(w, c, self); /* never returns */
     rc = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (pid < 0)
-        worker__procfd_after_fork(pid, exit_rd);
     if (pid < 0) {
+        worker__procfd_after_fork(pid, exit_rd);
         worker__set_error(w, "fork of %s %u: %s", worker_child_kind_name(c->kind),
                           c->index, strerror(rc));
         worker__mailbox_unmap(c->mb);
@@ -302,6 +301,9 @@ static int barrier(worker *w, size_t first, size_t count)
                 continue;
             s = worker__mb_load(&c->mb->frame[0].state);
             if (s == WORKER__MB_INIT_READY) {
+                /* c->mb is set for every child of the barrier (the analyzer
+                   supposes a failed fork() may leave errno at 0). */
+                /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
                 c->pipeline_depth = c->mb->frame[0].depth;
                 worker__mb_store(&c->mb->frame[0].state, WORKER__MB_IDLE);
                 c->cstate = WORKER__C_READY;

@@ -48,7 +48,6 @@ static void ping_returns_the_child_pid(void **state)
 struct ctl_call {
     worker *w;
     int rc;
-    char msg[256];
 };
 
 static void *control_in_thread(void *arg)

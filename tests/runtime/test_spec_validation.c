@@ -79,6 +79,25 @@ static void tree_spec_at_the_process_limit_is_built_one_more_is_refused(void **s
     assert_int_equal(mpfw_open_trees(), 1); /* the first one, freed by teardown */
 }
 
+/* A role path names a child by its decimal index: no sign, no blank, no
+   wrap-around of an index too large for an unsigned. */
+static void tree_find_takes_only_an_index_in_range(void **state)
+{
+    mpfw_tree *t = NULL;
+
+    (void)state;
+    assert_int_equal(mpfw_tree_new(&t, "L4{L3*2}", NULL), 0);
+    assert_non_null(mpfw_tree_find(t, "next.0"));
+    assert_non_null(mpfw_tree_find(t, "next.1"));
+    assert_null(mpfw_tree_find(t, "next.2"));
+    assert_null(mpfw_tree_find(t, "next.4294967296"));   /* 2^32: not next.0 */
+    assert_null(mpfw_tree_find(t, "next.-4294967295"));  /* not next.1 */
+    assert_null(mpfw_tree_find(t, "next.+1"));
+    assert_null(mpfw_tree_find(t, "next. 1"));
+    assert_null(mpfw_tree_find(t, "next.1x"));
+    assert_null(mpfw_tree_find(t, "next."));
+}
+
 /* ---- tree spec: numbers and shape ---- */
 
 static void tree_spec_count_out_of_range_is_an_error_not_a_wrap(void **state)
@@ -230,6 +249,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         mpfw_unit_test(oversized_tree_spec_is_refused_before_anything_is_built, 2000),
         mpfw_unit_test(tree_spec_at_the_process_limit_is_built_one_more_is_refused, 2000),
+        mpfw_unit_test(tree_find_takes_only_an_index_in_range, 2000),
         mpfw_unit_test(tree_spec_count_out_of_range_is_an_error_not_a_wrap, 2000),
         mpfw_unit_test(tree_spec_children_of_one_node_are_limited, 2000),
         mpfw_unit_test(tree_spec_levels_are_checked, 2000),

@@ -234,6 +234,55 @@ static void sigterm_during_init_failed_publication_cannot_escape(void **state)
     worker_gates_free(g);
 }
 
+/* Whether SIGTERM is in the mask line `field` ("SigBlk", "ShdPnd") of
+   /proc/<pid>/status. */
+static bool sigterm_in(pid_t pid, const char *field)
+{
+    char path[64], line[256];
+    bool in = false;
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f)) {
+        size_t n = strlen(field);
+        if (strncmp(line, field, n) == 0 && line[n] == ':') {
+            unsigned long long mask = strtoull(line + n + 1, NULL, 16);
+            in = (mask >> (SIGTERM - 1)) & 1u;
+        }
+    }
+    fclose(f);
+    return in;
+}
+
+/*
+ * SIGTERM is blocked before READY is published and stays blocked: a child
+ * held right after its READY store has SIGTERM in its mask, and a SIGTERM
+ * sent then stays pending instead of running the cancel handler after
+ * READY. The tree then closes gracefully.
+ */
+static void sigterm_is_blocked_from_ready_publication_on(void **state)
+{
+    mpfw_tree *t;
+    worker_gates *g;
+    mpfw_options o = rt_fast_options();
+    pid_t pid = 0;
+
+    assert_int_equal(worker_gates_new(&g), 0);
+    o.gates = g;
+    o.faults = "sub.0:after_init_ready=gate_wait(0)";
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(worker_child_pids(w, WORKER_CHILD_SUB, &pid, 1), 1);
+    /* READY was seen, so the block that precedes its store is in place. */
+    assert_true(sigterm_in(pid, "SigBlk"));
+    /* Our unreaped child: its pid cannot have been recycled. */
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    assert_true(sigterm_in(pid, "ShdPnd"));
+    assert_int_equal(worker_gate_open(g, 0), 0);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    worker_gates_free(g);
+}
+
 /*
  * A cancel that arrives at the very end of setup (after the nested tree is
  * up, before READY is published) wins: the child never publishes READY, shuts
@@ -1324,6 +1373,7 @@ int main(void)
         mpfw_unit_test(ready_sibling_closed_gracefully_on_sibling_failure, 5000),
         mpfw_unit_test(second_child_failure_reaps_first, 5000),
         mpfw_unit_test(sigterm_during_init_failed_publication_cannot_escape, 5000),
+        mpfw_unit_test(sigterm_is_blocked_from_ready_publication_on, 5000),
         mpfw_unit_test(cancel_at_end_of_setup_wins_over_ready, 5000),
         mpfw_unit_test(sub_child_exit_before_ready_raises, 5000),
         mpfw_unit_test(nonpositive_timeout_rejected, 2000),

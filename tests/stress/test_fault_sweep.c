@@ -815,6 +815,8 @@ int main(void)
     specs = calloc(n_combos, sizeof(*specs));
     if (!tests || !specs) {
         fprintf(stderr, "test_fault_sweep: out of memory\n");
+        free(tests);
+        free(specs);
         return 1;
     }
     for (size_t i = 0; i < n_combos; i++) {
