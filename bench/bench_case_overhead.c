@@ -207,7 +207,8 @@ static int mode_shm(int argc, char **argv)
     const char *tag = getenv("BENCH_TAG");
 
     if (n == 0 || rounds <= 0 || nl <= 0 || nl > 16) {
-        fprintf(stderr, "usage: bench_case_overhead shm CASES ROUNDS LEVEL...\n");
+        fprintf(stderr,
+                "usage: bench_case_overhead shm CASES ROUNDS LEVEL...\n");
         return 2;
     }
     for (int i = 0; i < nl; i++)
@@ -225,7 +226,8 @@ static int mode_shm(int argc, char **argv)
         for (int k = 0; k < nl; k++) {
             unsigned level = levels[(r + k) % nl];
             foreign_set(level);
-            printf("sample guard_shm_%u %d %.3f\n", level, r, run_guarded(t, n));
+            printf("sample guard_shm_%u %d %.3f\n", level, r,
+                   run_guarded(t, n));
             fflush(stdout);
         }
     }
@@ -240,7 +242,9 @@ int main(int argc, char **argv)
     size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 2000;
     int rounds = argc > 2 ? atoi(argv[2]) : ROUNDS;
     if (n == 0 || rounds <= 0) {
-        fprintf(stderr, "usage: %s [cases per round [rounds]] | shm CASES ROUNDS LEVEL...\n",
+        fprintf(stderr,
+                "usage: %s [cases per round [rounds]] | shm CASES ROUNDS "
+                "LEVEL...\n",
                 argv[0]);
         return 2;
     }
@@ -252,10 +256,18 @@ int main(int argc, char **argv)
         /* Rotate the order so no variant always runs first. */
         for (int k = 0; k < 4; k++) {
             switch ((r + k) % 4) {
-            case 0: plain = run_plain(t, n); break;
-            case 1: guarded = run_guarded(t, n); break;
-            case 2: forked = run_fork(n); break;
-            case 3: core = run_core(n); break;
+            case 0:
+                plain = run_plain(t, n);
+                break;
+            case 1:
+                guarded = run_guarded(t, n);
+                break;
+            case 2:
+                forked = run_fork(n);
+                break;
+            case 3:
+                core = run_core(n);
+                break;
             }
         }
         /* us per case; the ratio of the round is paired */

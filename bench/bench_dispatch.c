@@ -51,7 +51,8 @@ static worker *tree(unsigned chips)
     o.startup_timeout_s = 30;
     o.close_timeout_s = 10;
     if ((rc = worker_new(&w, &o)) || (rc = worker_init(w)))
-        BENCH_DIE("init: %s (%s)", strerror(-rc), w ? worker_last_error(w) : "");
+        BENCH_DIE("init: %s (%s)", strerror(-rc),
+                  w ? worker_last_error(w) : "");
     return w;
 }
 
@@ -71,7 +72,8 @@ static int orch(worker_job *job, void *arg)
 {
     const struct plan *p = arg;
     for (unsigned i = 0; i < p->m; i++) {
-        int t = worker_submit_chip(job, i % p->chips, WORKER_KERNEL_NOOP, NULL, 0);
+        int t = worker_submit_chip(job, i % p->chips, WORKER_KERNEL_NOOP, NULL,
+                                   0);
         if (t < 0)
             return t;
     }
@@ -100,7 +102,8 @@ static pid_t pp_pid;
 
 static void pp_start(void)
 {
-    pp = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    pp = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+              -1, 0);
     if (pp == MAP_FAILED)
         BENCH_DIE("mmap: %s", strerror(errno));
     pp_pid = fork();
@@ -110,7 +113,8 @@ static void pp_start(void)
         uint32_t last = 0;
         for (;;) {
             uint32_t v;
-            while ((v = atomic_load_explicit(&pp->req, memory_order_acquire)) == last)
+            while ((v = atomic_load_explicit(&pp->req, memory_order_acquire)) ==
+                   last)
                 bench_spin_then_park(&pp->req, last);
             if (v == UINT32_MAX)
                 _exit(0);
@@ -161,19 +165,24 @@ static void mode_rtt(int blocks, int block)
             bool rt = ((r + k) % 2) == 0;
             for (int i = 0; i < block; i++)
                 blk[i] = rt ? rt_once(w) : pp_once();
-            memcpy(rt ? all_rt + nrt : all_pp + npp, blk, sizeof(int64_t) * (size_t)block);
+            memcpy(rt ? all_rt + nrt : all_pp + npp, blk,
+                   sizeof(int64_t) * (size_t)block);
             if (rt)
                 nrt += (size_t)block;
             else
                 npp += (size_t)block;
-            printf("sample %s %d %lld\n", rt ? "dispatch_rtt" : "pingpong_rtt", r,
-                   (long long)bench_quantile(blk, (size_t)block, 0.5));
+            printf("sample %s %d %lld\n", rt ? "dispatch_rtt" : "pingpong_rtt",
+                   r, (long long)bench_quantile(blk, (size_t)block, 0.5));
         }
     }
-    int64_t rt50 = bench_quantile(all_rt, nrt, 0.5), rt90 = bench_quantile(all_rt, nrt, 0.9);
-    int64_t pp50 = bench_quantile(all_pp, npp, 0.5), pp90 = bench_quantile(all_pp, npp, 0.9);
-    printf("stat dispatch_rtt %lld %lld %zu\n", (long long)rt50, (long long)rt90, nrt);
-    printf("stat pingpong_rtt %lld %lld %zu\n", (long long)pp50, (long long)pp90, npp);
+    int64_t rt50 = bench_quantile(all_rt, nrt, 0.5),
+            rt90 = bench_quantile(all_rt, nrt, 0.9);
+    int64_t pp50 = bench_quantile(all_pp, npp, 0.5),
+            pp90 = bench_quantile(all_pp, npp, 0.9);
+    printf("stat dispatch_rtt %lld %lld %zu\n", (long long)rt50,
+           (long long)rt90, nrt);
+    printf("stat pingpong_rtt %lld %lld %zu\n", (long long)pp50,
+           (long long)pp90, npp);
     pp_stop();
     tree_close(w);
     free(all_rt);
@@ -211,7 +220,8 @@ static void mode_tput(int rounds, unsigned m)
 {
     worker *w1 = tree(1), *w2 = tree(2);
     struct plan p1 = { 1, m }, p2 = { 2, m };
-    int64_t cpu_parent[2] = { 0, 0 }, cpu_chips[2] = { 0, 0 }, wall[2] = { 0, 0 };
+    int64_t cpu_parent[2] = { 0, 0 }, cpu_chips[2] = { 0, 0 },
+            wall[2] = { 0, 0 };
 
     worker_run(w1, orch, &p1); /* warm-up */
     worker_run(w2, orch, &p2);
@@ -219,11 +229,13 @@ static void mode_tput(int rounds, unsigned m)
         for (int k = 0; k < 2; k++) {
             bool one = ((r + k) % 2) == 0;
             worker *w = one ? w1 : w2;
-            int64_t c0 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID), k0 = tree_cpu_ns(w) - c0;
+            int64_t c0 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID),
+                    k0 = tree_cpu_ns(w) - c0;
             int64_t t0 = bench_now_ns();
             int rc = worker_run(w, orch, one ? &p1 : &p2);
             int64_t dt = bench_now_ns() - t0;
-            int64_t c1 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID), k1 = tree_cpu_ns(w) - c1;
+            int64_t c1 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID),
+                    k1 = tree_cpu_ns(w) - c1;
             cpu_parent[one ? 0 : 1] += c1 - c0;
             cpu_chips[one ? 0 : 1] += k1 - k0;
             wall[one ? 0 : 1] += dt;
@@ -237,7 +249,8 @@ static void mode_tput(int rounds, unsigned m)
        scheduler thread) and of the chips, and the cores kept busy. */
     for (int i = 0; i < 2; i++) {
         double tasks = (double)m * rounds;
-        printf("# tput %d chip(s): per task %.2f us wall, CPU %.2f us in the parent "
+        printf("# tput %d chip(s): per task %.2f us wall, CPU %.2f us in the "
+               "parent "
                "(caller + scheduler), %.2f us in the chips; %.2f cores busy\n",
                i + 1, wall[i] / 1e3 / tasks, cpu_parent[i] / 1e3 / tasks,
                cpu_chips[i] / 1e3 / tasks,
@@ -260,9 +273,10 @@ static void mode_idle(double seconds)
     while (clock_nanosleep(CLOCK_MONOTONIC, 0, &d, &d) == EINTR)
         ;
     int64_t c1 = tree_cpu_ns(w), t1 = bench_now_ns();
-    printf("sample idle_cpu_8_chips 0 %.6f\n", (double)(c1 - c0) / (double)(t1 - t0));
-    printf("# idle tree of 8 chips: %.1f us of CPU in %.3f s\n", (c1 - c0) / 1e3,
-           (t1 - t0) / 1e9);
+    printf("sample idle_cpu_8_chips 0 %.6f\n",
+           (double)(c1 - c0) / (double)(t1 - t0));
+    printf("# idle tree of 8 chips: %.1f us of CPU in %.3f s\n",
+           (c1 - c0) / 1e3, (t1 - t0) / 1e9);
     tree_close(w);
 }
 
@@ -294,7 +308,9 @@ int main(int argc, char **argv)
         free(v);
         return 0;
     }
-    fprintf(stderr, "usage: %s rtt BLOCKS BLOCK | tput ROUNDS M | idle SECONDS | "
-            "one rtt BLOCK\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s rtt BLOCKS BLOCK | tput ROUNDS M | idle SECONDS | "
+            "one rtt BLOCK\n",
+            argv[0]);
     return 2;
 }

@@ -63,7 +63,8 @@ static worker_options l3_options(unsigned chips)
 static void rt_check(worker *w, const char *what, int rc)
 {
     if (rc)
-        BENCH_DIE("%s: %s (%s)", what, strerror(-rc), w ? worker_last_error(w) : "");
+        BENCH_DIE("%s: %s (%s)", what, strerror(-rc),
+                  w ? worker_last_error(w) : "");
 }
 
 static int64_t rt_startup(unsigned n)
@@ -129,7 +130,7 @@ struct bare {
     char name[MAXN][48];
     _Atomic uint32_t *mb[MAXN]; /* word 0: state */
     pid_t pid[MAXN];
-    _Atomic uint32_t *count;    /* anonymous shared page: READY count */
+    _Atomic uint32_t *count; /* anonymous shared page: READY count */
 };
 
 static void bare_mailboxes(struct bare *b)
@@ -138,7 +139,8 @@ static void bare_mailboxes(struct bare *b)
         const char *tag = getenv("BENCH_TAG");
         snprintf(b->name[i], sizeof b->name[i], "/mpfbench-%s-bare-%d-%u",
                  tag ? tag : "x", (int)getpid(), i);
-        int fd = shm_open(b->name[i], O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+        int fd = shm_open(b->name[i], O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC,
+                          0600);
         if (fd < 0 || ftruncate(fd, 4096) != 0)
             BENCH_DIE("shm %s: %s", b->name[i], strerror(errno));
         void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -163,7 +165,8 @@ static int64_t bare_startup(unsigned n)
     struct bare b = { .n = n };
     int64_t t0 = bench_now_ns();
 
-    b.count = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    b.count = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (b.count == MAP_FAILED)
         BENCH_DIE("mmap: %s", strerror(errno));
     bare_mailboxes(&b);
@@ -177,7 +180,8 @@ static int64_t bare_startup(unsigned n)
             atomic_fetch_add_explicit(b.count, 1, memory_order_release);
             bench_futex_wake(b.count, 1);
             uint32_t v;
-            while ((v = atomic_load_explicit(st, memory_order_acquire)) != SHUTDOWN)
+            while ((v = atomic_load_explicit(st, memory_order_acquire)) !=
+                   SHUTDOWN)
                 bench_spin_then_park(st, v);
             _exit(0);
         }
@@ -272,14 +276,16 @@ static int64_t run_fresh(const struct bcase *c)
     char buf[64] = "";
     size_t off = 0;
     ssize_t r;
-    while (off < sizeof buf - 1 && (r = read(p[0], buf + off, sizeof buf - 1 - off)) > 0)
+    while (off < sizeof buf - 1 &&
+           (r = read(p[0], buf + off, sizeof buf - 1 - off)) > 0)
         off += (size_t)r;
     buf[off] = '\0';
     close(p[0]);
     int status;
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        BENCH_DIE("%s (%s %s %s) failed, status %#x", c->label, c->exe, c->variant,
-                  c->n, status);
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        BENCH_DIE("%s (%s %s %s) failed, status %#x", c->label, c->exe,
+                  c->variant, c->n, status);
     return strtoll(buf, NULL, 10);
 }
 
@@ -312,14 +318,16 @@ int main(int argc, char **argv)
         for (int r = 0; r < rounds; r++) {
             for (int k = 0; k < nc; k++) {
                 const struct bcase *x = &c[(r + k) % nc];
-                printf("sample %s %d %lld\n", x->label, r, (long long)run_fresh(x));
+                printf("sample %s %d %lld\n", x->label, r,
+                       (long long)run_fresh(x));
             }
             fflush(stdout);
         }
         free(c);
         return 0;
     }
-    fprintf(stderr, "usage: %s one VARIANT N | drive ROUNDS LABEL=EXE:VARIANT:N...\n",
+    fprintf(stderr,
+            "usage: %s one VARIANT N | drive ROUNDS LABEL=EXE:VARIANT:N...\n",
             argv[0]);
     return 2;
 }

@@ -69,11 +69,11 @@ static inline void bench_spin_then_park(_Atomic uint32_t *w, uint32_t seq)
     bench_futex_wait(w, seq);
 }
 
-#define BENCH_DIE(...)                                                     \
-    do {                                                                   \
-        fprintf(stderr, "bench: " __VA_ARGS__);                           \
-        fputc('\n', stderr);                                               \
-        exit(1);                                                           \
+#define BENCH_DIE(...)                          \
+    do {                                        \
+        fprintf(stderr, "bench: " __VA_ARGS__); \
+        fputc('\n', stderr);                    \
+        exit(1);                                \
     } while (0)
 
 #endif /* BENCH_UTIL_H */

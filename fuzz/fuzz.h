@@ -12,10 +12,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c)                                                           \
-    do {                                                                   \
-        if (!(c))                                                          \
-            __builtin_trap();                                              \
+#define CHECK(c)              \
+    do {                      \
+        if (!(c))             \
+            __builtin_trap(); \
     } while (0)
 
 #endif /* MPF_FUZZ_H */

@@ -70,8 +70,8 @@ struct parser {
     const unsigned char *s;
     size_t n, i;
     int depth;
-    int strings;          /* strings seen so far */
-    uint32_t *want[4];    /* code points of strings #1 and #3 go here */
+    int strings;       /* strings seen so far */
+    uint32_t *want[4]; /* code points of strings #1 and #3 go here */
     size_t want_len[4];
 };
 
@@ -91,8 +91,11 @@ static __attribute__((noreturn)) void bad(const struct parser *p,
 static size_t decode_utf8(const unsigned char *s, size_t n, uint32_t *cp)
 {
     static const uint32_t min[5] = { 0, 0, 0x80, 0x800, 0x10000 };
-    size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2
-               : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    size_t len = s[0] < 0x80             ? 1
+                 : (s[0] & 0xe0) == 0xc0 ? 2
+                 : (s[0] & 0xf0) == 0xe0 ? 3
+                 : (s[0] & 0xf8) == 0xf0 ? 4
+                                         : 0;
     if (len == 0 || len > n)
         return 0;
     uint32_t c = len == 1 ? s[0] : s[0] & (0x7f >> len);
@@ -109,8 +112,8 @@ static size_t decode_utf8(const unsigned char *s, size_t n, uint32_t *cp)
 
 static void ws(struct parser *p)
 {
-    while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' ||
-                           p->s[p->i] == '\r'))
+    while (p->i < p->n &&
+           (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\r'))
         p->i++; /* '\n' is the end of the line, never whitespace here */
 }
 
@@ -121,8 +124,10 @@ static int hex4(struct parser *p)
     int v = 0;
     for (int k = 0; k < 4; k++) {
         unsigned char c = p->s[p->i++];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
         if (d < 0)
             bad(p, "bad hex digit");
         v = v * 16 + d;
@@ -153,18 +158,33 @@ static void string(struct parser *p)
                 bad(p, "lone backslash");
             c = p->s[p->i++];
             switch (c) {
-            case '"': case '\\': case '/': cp = c; break;
-            case 'b': cp = 8; break;
-            case 'f': cp = 12; break;
-            case 'n': cp = 10; break;
-            case 'r': cp = 13; break;
-            case 't': cp = 9; break;
+            case '"':
+            case '\\':
+            case '/':
+                cp = c;
+                break;
+            case 'b':
+                cp = 8;
+                break;
+            case 'f':
+                cp = 12;
+                break;
+            case 'n':
+                cp = 10;
+                break;
+            case 'r':
+                cp = 13;
+                break;
+            case 't':
+                cp = 9;
+                break;
             case 'u':
                 cp = (uint32_t)hex4(p);
                 if (cp >= 0xdc00 && cp <= 0xdfff)
                     bad(p, "lone low surrogate escape");
                 if (cp >= 0xd800 && cp <= 0xdbff) {
-                    if (p->n - p->i < 2 || p->s[p->i] != '\\' || p->s[p->i + 1] != 'u')
+                    if (p->n - p->i < 2 || p->s[p->i] != '\\' ||
+                        p->s[p->i + 1] != 'u')
                         bad(p, "lone high surrogate escape");
                     p->i += 2;
                     uint32_t lo = (uint32_t)hex4(p);
@@ -278,13 +298,27 @@ static void value(struct parser *p)
     if (p->i >= p->n)
         bad(p, "value missing");
     switch (p->s[p->i]) {
-    case '{': members(p, '}', true); break;
-    case '[': members(p, ']', false); break;
-    case '"': string(p); break;
-    case 't': literal(p, "true"); break;
-    case 'f': literal(p, "false"); break;
-    case 'n': literal(p, "null"); break;
-    default: number(p); break;
+    case '{':
+        members(p, '}', true);
+        break;
+    case '[':
+        members(p, ']', false);
+        break;
+    case '"':
+        string(p);
+        break;
+    case 't':
+        literal(p, "true");
+        break;
+    case 'f':
+        literal(p, "false");
+        break;
+    case 'n':
+        literal(p, "null");
+        break;
+    default:
+        number(p);
+        break;
     }
 }
 
@@ -312,7 +346,7 @@ static void check_line(const char *buf, size_t len, const char *binary,
                        size_t case_size)
 {
     static uint32_t got[2][512], want[512];
-    struct parser p = { (const unsigned char *)buf, len, 0, 0, 0,
+    struct parser p = { (const unsigned char *)buf,     len,  0, 0, 0,
                         { NULL, got[0], NULL, got[1] }, { 0 } };
     if (len == 0 || buf[len - 1] != '\n')
         bad(&p, "the line does not end in a newline");

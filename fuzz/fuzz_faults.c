@@ -17,7 +17,6 @@
 #include "internal.h"
 #include "fuzz.h"
 
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char msg[200] = "", msg2[200] = "";

@@ -17,7 +17,6 @@
 #include "mpfixture/worker.h"
 #include "fuzz.h"
 
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const worker_script sentinel = { WORKER_SCRIPT_KIND_COUNT, -1, "sentinel" };

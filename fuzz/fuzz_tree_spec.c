@@ -17,7 +17,6 @@
 #include "tree_spec.h"
 #include "fuzz.h"
 
-
 /* Processes under item i (a node), recounted from the flat list. */
 static uint64_t recount(const mpfw__spec *s, unsigned i)
 {

@@ -11,11 +11,13 @@
 
 #include "counter.h"
 
-namespace {
+namespace
+{
 
 std::string name_for(const char *what)
 {
-    return "/consumer-cpp-" + std::string(what) + "-" + std::to_string(getpid());
+    return "/consumer-cpp-" + std::string(what) + "-" +
+           std::to_string(getpid());
 }
 
 void workers_add_up(void **)

@@ -22,9 +22,9 @@
 #define CHIPS 4
 
 struct plan {
-    size_t per_chip;                 /* elements per chip */
+    size_t per_chip; /* elements per chip */
     worker_devptr a[CHIPS], b[CHIPS], c[CHIPS];
-    int sum_task[CHIPS];             /* task id of each chip's checksum */
+    int sum_task[CHIPS]; /* task id of each chip's checksum */
 };
 
 /* The orchestration function: runs on the caller's thread, only submits. */
@@ -65,8 +65,10 @@ static int run(worker *w, size_t n, uint32_t *a, uint32_t *b, uint32_t *c)
             (rc = worker_device_alloc(w, i, bytes, &p.b[i])) ||
             (rc = worker_device_alloc(w, i, bytes, &p.c[i])))
             return fail(w, "device_alloc", rc);
-        if ((rc = worker_device_copy_to(w, i, p.a[i], a + i * p.per_chip, bytes)) ||
-            (rc = worker_device_copy_to(w, i, p.b[i], b + i * p.per_chip, bytes)))
+        if ((rc = worker_device_copy_to(w, i, p.a[i], a + i * p.per_chip,
+                                        bytes)) ||
+            (rc = worker_device_copy_to(w, i, p.b[i], b + i * p.per_chip,
+                                        bytes)))
             return fail(w, "copy_to", rc);
     }
     if ((rc = worker_submit(w, orchestrate, &p, &job)))
@@ -80,14 +82,17 @@ static int run(worker *w, size_t n, uint32_t *a, uint32_t *b, uint32_t *c)
     for (unsigned i = 0; i < CHIPS; i++) {
         uint64_t sum = 0, want = 0;
 
-        if ((rc = worker_device_copy_from(w, i, c + i * p.per_chip, p.c[i], bytes)))
+        if ((rc = worker_device_copy_from(w, i, c + i * p.per_chip, p.c[i],
+                                          bytes)))
             return fail(w, "copy_from", rc);
         worker_job_result(job, p.sum_task[i], &sum);
         for (size_t k = 0; k < p.per_chip; k++)
             want += c[i * p.per_chip + k];
         if (sum != want) {
-            fprintf(stderr, "vector_add: chip %u checksum %" PRIu64 ", want %" PRIu64
-                    "\n", i, sum, want);
+            fprintf(stderr,
+                    "vector_add: chip %u checksum %" PRIu64 ", want %" PRIu64
+                    "\n",
+                    i, sum, want);
             rc = -EIO;
         }
     }
@@ -110,7 +115,8 @@ int main(int argc, char **argv)
 
     n -= n % CHIPS;
     if (n == 0 || n / CHIPS * sizeof(uint32_t) > WORKER_DEVICE_ALLOC_MAX) {
-        fprintf(stderr, "usage: vector_add [elements, a multiple of %d]\n", CHIPS);
+        fprintf(stderr, "usage: vector_add [elements, a multiple of %d]\n",
+                CHIPS);
         return 2;
     }
     a = malloc(n * sizeof(*a));
@@ -136,7 +142,8 @@ int main(int argc, char **argv)
     rc = run(w, n, a, b, c);
     for (size_t i = 0; !rc && i < n; i++)
         if (c[i] != a[i] + b[i] && bad++ < 5)
-            fprintf(stderr, "vector_add: c[%zu] = %u, want %u\n", i, c[i], a[i] + b[i]);
+            fprintf(stderr, "vector_add: c[%zu] = %u, want %u\n", i, c[i],
+                    a[i] + b[i]);
     if (worker_close(w))
         rc = fail(w, "close", -EIO);
 out:

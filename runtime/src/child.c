@@ -31,7 +31,6 @@
 #include "device.h"
 #include "internal.h"
 
-
 /* async-signal-safe: flag, atomic add, futex wake, write. errno saved. */
 static void on_signal_from_handler(int sig)
 {
@@ -97,7 +96,8 @@ static int cancellable_wait(int64_t deadline_ns)
         uint32_t seq = atomic_load(&worker__self.wake);
         if (must_stop())
             return -ECANCELED;
-        if (worker__futex_wait(&worker__self.wake, seq, deadline_ns) == -ETIMEDOUT)
+        if (worker__futex_wait(&worker__self.wake, seq, deadline_ns) ==
+            -ETIMEDOUT)
             return 0;
     }
 }
@@ -110,7 +110,8 @@ static _Noreturn void hang_ignoring_sigterm(void)
     worker__coverage_flush(); /* it may end by SIGKILL */
     for (;;) {
         uint32_t seq = atomic_load(&worker__self.wake);
-        if (worker__self.parent_gone || getppid() != worker__self.ppid_before_fork)
+        if (worker__self.parent_gone ||
+            getppid() != worker__self.ppid_before_fork)
             worker__child_exit(1);
         worker__futex_wait(&worker__self.wake, seq, 0);
     }
@@ -119,9 +120,12 @@ static _Noreturn void hang_ignoring_sigterm(void)
 static const char *default_msg(worker_child_kind kind)
 {
     switch (kind) {
-    case WORKER_CHILD_SUB: return "injected sub init failure";
-    case WORKER_CHILD_CHIP: return "injected chip init failure";
-    default: return "injected inner init failure";
+    case WORKER_CHILD_SUB:
+        return "injected sub init failure";
+    case WORKER_CHILD_CHIP:
+        return "injected chip init failure";
+    default:
+        return "injected inner init failure";
     }
 }
 
@@ -199,7 +203,8 @@ static void forget_siblings(worker *parent, const struct worker__child *self)
     }
     parent->n_children = 0;
     /* A nested parent's own uplink (to our grandparent) is not ours. */
-    if (worker__self.uplink_fd >= 0 && worker__self.uplink_fd != parent->doorbell_fd)
+    if (worker__self.uplink_fd >= 0 &&
+        worker__self.uplink_fd != parent->doorbell_fd)
         close(worker__self.uplink_fd);
 }
 
@@ -237,8 +242,8 @@ static int undo_setup(worker *parent, struct setup_state *st)
     return rc;
 }
 
-static int setup(worker *parent, struct worker__child *c, struct setup_state *st,
-                 char *msg, size_t msg_size)
+static int setup(worker *parent, struct worker__child *c,
+                 struct setup_state *st, char *msg, size_t msg_size)
 {
     char m[WORKER_ERROR_MAX] = "";
     int rc;
@@ -250,7 +255,8 @@ static int setup(worker *parent, struct worker__child *c, struct setup_state *st
     switch (c->kind) {
     case WORKER_CHILD_SUB:
         if (parent->opt.sub_init &&
-            parent->opt.sub_init(parent->opt.sub_init_arg, c->index, m, sizeof(m))) {
+            parent->opt.sub_init(parent->opt.sub_init_arg, c->index, m,
+                                 sizeof(m))) {
             rc = -EIO;
             if (!m[0])
                 snprintf(m, sizeof(m), "sub init hook failed");
@@ -263,7 +269,8 @@ static int setup(worker *parent, struct worker__child *c, struct setup_state *st
         snprintf(name, sizeof(name), "%s.dev", c->shm_name);
         if ((rc = worker__device_open(&st->dev, c->index, name,
                                       parent->opt.chip_memory_bytes,
-                                      parent->opt.chip_pipeline_depth, m, sizeof(m))))
+                                      parent->opt.chip_pipeline_depth, m,
+                                      sizeof(m))))
             goto fail;
         st->dev_open = true;
         /* The sleep kernel parks on our bell and stops on SHUTDOWN. */
@@ -305,7 +312,6 @@ struct serve_ctx {
     struct setup_state *st;
 };
 
-
 /*
  * A control command on the base frame. The error tuple and result are
  * written before CONTROL_DONE is released. Note the store of CONTROL_DONE
@@ -336,7 +342,8 @@ static void handle_control(struct serve_ctx *sc)
                 snprintf(m, sizeof(m), "not a chip");
                 break;
             }
-            rc = worker__device_alloc(&sc->st->dev, (size_t)arg, &id, m, sizeof(m));
+            rc = worker__device_alloc(&sc->st->dev, (size_t)arg, &id, m,
+                                      sizeof(m));
             result = id;
             break;
         }
@@ -369,7 +376,6 @@ static void handle_control(struct serve_ctx *sc)
     ring_uplink();
 }
 
-
 /* A task on frame 1: run it, write result and error tuple, then TASK_DONE.
    Returns false when the task was abandoned for a shutdown. */
 static bool handle_task(struct serve_ctx *sc)
@@ -394,7 +400,8 @@ static bool handle_task(struct serve_ctx *sc)
                 break;
             }
             cb = &sc->parent->subs[callable];
-            rc = ((worker_sub_fn)cb->fn)(cb->arg, tk->blob, tk->len, m, sizeof(m));
+            rc = ((worker_sub_fn)cb->fn)(cb->arg, tk->blob, tk->len, m,
+                                         sizeof(m));
             if (rc && !m[0])
                 snprintf(m, sizeof(m), "callable '%s' failed with code %d",
                          cb->name, rc);
@@ -402,14 +409,18 @@ static bool handle_task(struct serve_ctx *sc)
         }
         case WORKER_CHILD_CHIP:
             rc = worker__device_run(&sc->st->dev, (unsigned)callable, tk->kargs,
-                                    tk->nkargs > WORKER__MB_KARGS ? WORKER__MB_KARGS
-                                                                  : tk->nkargs,
+                                    tk->nkargs > WORKER__MB_KARGS
+                                        ? WORKER__MB_KARGS
+                                        : tk->nkargs,
                                     &result, m, sizeof(m));
             break;
         case WORKER_CHILD_NEXT:
-            rc = worker__nested_run(sc->st->nested, sc->c->mb, callable, tk->blob,
-                            tk->len > WORKER__MB_BLOB_MAX ? WORKER__MB_BLOB_MAX : tk->len,
-                            m, sizeof(m), &abandon);
+            rc = worker__nested_run(sc->st->nested, sc->c->mb, callable,
+                                    tk->blob,
+                                    tk->len > WORKER__MB_BLOB_MAX
+                                        ? WORKER__MB_BLOB_MAX
+                                        : tk->len,
+                                    m, sizeof(m), &abandon);
             if (abandon)
                 return false;
             break;
@@ -444,7 +455,8 @@ static void serve(struct serve_ctx *sc)
            overwritten a SHUTDOWN in the state word. */
         if (worker__shutdown_requested(mb))
             return;
-        if (worker__mb_load(&mb->frame[0].state) == WORKER__MB_CONTROL_REQUEST) {
+        if (worker__mb_load(&mb->frame[0].state) ==
+            WORKER__MB_CONTROL_REQUEST) {
             handle_control(sc);
             continue;
         }
@@ -511,7 +523,7 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
         char role[WORKER__NAME_MAX];
         const char *up = parent->is_root ? "" : worker__self.role;
         worker__fmt(role, sizeof(role), "%s%s%s.%u", up, up[0] ? "/" : "",
-                 worker_child_kind_name(c->kind), c->index);
+                    worker_child_kind_name(c->kind), c->index);
         snprintf(worker__self.role, sizeof(worker__self.role), "%s", role);
     }
     worker__faults_enter_role(worker__self.role);
@@ -528,8 +540,8 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
     block_sigterm();
     if (rc == -ECANCELED)
         worker__child_exit(1);
-    if (rc == 0 &&
-        (rc = WORKER__FAULT(WORKER__FP_BEFORE_INIT_READY, msg, sizeof(msg))) != 0)
+    if (rc == 0 && (rc = WORKER__FAULT(WORKER__FP_BEFORE_INIT_READY, msg,
+                                       sizeof(msg))) != 0)
         undo_setup(parent, &st);
     if (rc) {
         worker__mb_write_error(&c->mb->frame[0], 1, msg);

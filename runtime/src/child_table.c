@@ -28,7 +28,8 @@ struct worker__child *worker__find_child(worker *w, worker_child_kind kind,
 {
     for (size_t i = 0; i < w->n_children; i++) {
         struct worker__child *c = &w->children[i];
-        if (c->kind == kind && c->index == index && c->cstate != WORKER__C_EMPTY)
+        if (c->kind == kind && c->index == index &&
+            c->cstate != WORKER__C_EMPTY)
             return c;
     }
     return NULL;

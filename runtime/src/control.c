@@ -50,19 +50,23 @@ int worker__control(worker *w, struct worker__child *c, unsigned cmd,
     /* One command per child at a time: wait for the slot (not an issued
        command, so running out of time here poisons nothing). */
     if (worker__wait_for(w, ctl_slot_free, &cw, deadline_ns)) {
-        worker__fmt(msg, msg_size, "control %s timed out waiting for another "
-                    "command on that child", worker__ctl_name(cmd));
+        worker__fmt(msg, msg_size,
+                    "control %s timed out waiting for another "
+                    "command on that child",
+                    worker__ctl_name(cmd));
         return -ETIMEDOUT;
     }
     pthread_mutex_lock(&w->mu);
     if (!w->sched_running) {
         pthread_mutex_unlock(&w->mu);
-        worker__fmt(msg, msg_size, "control %s: worker is closed", worker__ctl_name(cmd));
+        worker__fmt(msg, msg_size, "control %s: worker is closed",
+                    worker__ctl_name(cmd));
         return -ESHUTDOWN;
     }
     if (c->ctl) { /* another caller took the slot first: queue again */
         pthread_mutex_unlock(&w->mu);
-        return worker__control(w, c, cmd, arg, deadline_ns, result, msg, msg_size);
+        return worker__control(w, c, cmd, arg, deadline_ns, result, msg,
+                               msg_size);
     }
     /* The scheduler clears c->ctl when it completes the command, and we
        return only after that (ctl_done below). */
@@ -92,19 +96,20 @@ int worker_control(worker *w, worker_child_kind kind, unsigned index,
         return -EINVAL;
     if ((cmd != WORKER_CONTROL_PING && cmd != WORKER_CONTROL_DEVICE_REGIONS) ||
         worker__check_timeout(timeout_s)) {
-        worker__set_error(w, "control: unknown command %d or bad timeout", (int)cmd);
+        worker__set_error(w, "control: unknown command %d or bad timeout",
+                          (int)cmd);
         return -EINVAL;
     }
     if ((rc = worker__admit(w, "control")))
         return rc;
     c = worker__find_child(w, kind, index);
     if (!c) {
-        worker__set_error(w, "control: no %s child %u", worker_child_kind_name(kind),
-                          index);
+        worker__set_error(w, "control: no %s child %u",
+                          worker_child_kind_name(kind), index);
         return -ENOENT;
     }
-    rc = worker__control(w, c, cmd, arg, worker__deadline_of(timeout_s), result, msg,
-                         sizeof(msg));
+    rc = worker__control(w, c, cmd, arg, worker__deadline_of(timeout_s), result,
+                         msg, sizeof(msg));
     if (rc)
         worker__set_error(w, "%s", msg);
     return rc;

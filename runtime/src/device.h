@@ -41,7 +41,7 @@ typedef struct worker__device {
     size_t size;
     void *mem;
     char name[128];
-    uint32_t kernels_loaded;  /* bit set of kernel ids */
+    uint32_t kernels_loaded; /* bit set of kernel ids */
     /* Allocated regions (ids 1..), in a malloc'd array. */
     struct worker__dev_region *regions;
     unsigned n_regions, cap_regions;
@@ -58,7 +58,8 @@ typedef struct worker__device {
 /* Open device `id`: create its base memory (O_CREAT|O_EXCL, 0600,
    posix_fallocate), load the kernels. 0 or negative errno with msg. */
 int worker__device_open(worker__device *d, unsigned id, const char *name,
-                        size_t size, unsigned depth, char *msg, size_t msg_size);
+                        size_t size, unsigned depth, char *msg,
+                        size_t msg_size);
 
 /* Unmap everything; unlink the base memory, and the allocated regions
    unless keep_regions (they are then the caller's leak, left for a leak

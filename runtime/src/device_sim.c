@@ -47,9 +47,11 @@ static uint32_t *span(worker__device *d, uint64_t p, uint64_t count, char *msg,
     }
     if (off % sizeof(uint32_t) || off > size ||
         count > (size - off) / sizeof(uint32_t)) {
-        snprintf(msg, msg_size, "device memory access [region %u + %llu, %llu "
-                 "elements) out of range (%zu bytes)", region,
-                 (unsigned long long)off, (unsigned long long)count, size);
+        snprintf(msg, msg_size,
+                 "device memory access [region %u + %llu, %llu "
+                 "elements) out of range (%zu bytes)",
+                 region, (unsigned long long)off, (unsigned long long)count,
+                 size);
         return NULL;
     }
     return (uint32_t *)(void *)(base + off);
@@ -85,7 +87,8 @@ static int k_fill(worker__device *d, const uint64_t *a, unsigned n,
 {
     uint32_t *x;
 
-    if (need(n, 3, "fill", msg, msg_size) || !(x = span(d, a[0], a[1], msg, msg_size)))
+    if (need(n, 3, "fill", msg, msg_size) ||
+        !(x = span(d, a[0], a[1], msg, msg_size)))
         return -EIO;
     for (uint64_t i = 0; i < a[1]; i++)
         x[i] = (uint32_t)a[2];
@@ -153,7 +156,9 @@ static int k_sleep(worker__device *d, const uint64_t *a, unsigned n,
 static int k_fail(worker__device *d, const uint64_t *a, unsigned n,
                   uint64_t *result, char *msg, size_t msg_size)
 {
-    (void)a; (void)n; (void)result;
+    (void)a;
+    (void)n;
+    (void)result;
     snprintf(msg, msg_size, "kernel fail on device %u", d->id);
     return -EIO;
 }
@@ -166,7 +171,10 @@ static int k_crash(worker__device *d, const uint64_t *a, unsigned n,
     struct sigaction sa;
     sigset_t s;
 
-    (void)d; (void)result; (void)msg; (void)msg_size;
+    (void)d;
+    (void)result;
+    (void)msg;
+    (void)msg_size;
     /* No core dump: with core_pattern "core" the dying chip would write
        its image first, and a crash test must see the death at once. */
     prctl(PR_SET_DUMPABLE, 0);
@@ -187,7 +195,11 @@ static int k_crash(worker__device *d, const uint64_t *a, unsigned n,
 static int k_noop(worker__device *d, const uint64_t *a, unsigned n,
                   uint64_t *result, char *msg, size_t msg_size)
 {
-    (void)d; (void)a; (void)n; (void)msg; (void)msg_size;
+    (void)d;
+    (void)a;
+    (void)n;
+    (void)msg;
+    (void)msg_size;
     *result = 0;
     return 0;
 }
@@ -300,7 +312,8 @@ int worker__device_alloc(worker__device *d, size_t size, uint32_t *id,
     snprintf(r->name, sizeof(r->name), "%s.%u", d->name, r->id);
     rc = region_create(r->name, size, &r->mem);
     if (rc) {
-        snprintf(msg, msg_size, "device memory region %s: %s", r->name, strerror(rc));
+        snprintf(msg, msg_size, "device memory region %s: %s", r->name,
+                 strerror(rc));
         return -rc;
     }
     d->next_region++;
@@ -332,7 +345,8 @@ int worker__device_run(worker__device *d, unsigned kid, const uint64_t *args,
     int rc;
 
     if (kid >= WORKER__K_COUNT || !(d->kernels_loaded & (1u << kid))) {
-        snprintf(msg, msg_size, "no kernel with id %u on device %u", kid, d->id);
+        snprintf(msg, msg_size, "no kernel with id %u on device %u", kid,
+                 d->id);
         return -EIO;
     }
     rc = kernels[kid](d, args, nargs, &r, msg, msg_size);

@@ -104,8 +104,8 @@ int worker_device_alloc(worker *w, unsigned chip, size_t size,
     if ((rc = worker__admit(w, "device_alloc")))
         return rc;
     if (!(c = chip_child(w, chip))) {
-        worker__set_error(w, "device_alloc: no chip %u (the worker has %u)", chip,
-                          w->opt.num_chips);
+        worker__set_error(w, "device_alloc: no chip %u (the worker has %u)",
+                          chip, w->opt.num_chips);
         return -EINVAL;
     }
     rc = worker__control(w, c, WORKER__CTRL_DEV_ALLOC, size, 0, &id, msg,
@@ -117,7 +117,8 @@ int worker_device_alloc(worker *w, unsigned chip, size_t size,
     region_name(c, (uint32_t)id, name, sizeof(name));
     if ((rc = map_region(name, size, &map))) {
         char m2[WORKER_ERROR_MAX];
-        worker__control(w, c, WORKER__CTRL_DEV_FREE, id, 0, NULL, m2, sizeof(m2));
+        worker__control(w, c, WORKER__CTRL_DEV_FREE, id, 0, NULL, m2,
+                        sizeof(m2));
         worker__set_error(w, "device_alloc: map %s: %s", name, strerror(-rc));
         return rc;
     }
@@ -134,7 +135,8 @@ int worker_device_alloc(worker *w, unsigned chip, size_t size,
     if (!r) {
         char m2[WORKER_ERROR_MAX];
         munmap(map, size);
-        worker__control(w, c, WORKER__CTRL_DEV_FREE, id, 0, NULL, m2, sizeof(m2));
+        worker__control(w, c, WORKER__CTRL_DEV_FREE, id, 0, NULL, m2,
+                        sizeof(m2));
         worker__set_error(w, "device_alloc: out of memory");
         return -ENOMEM;
     }
@@ -170,15 +172,16 @@ int worker_device_free(worker *w, unsigned chip, worker_devptr p)
                 atomic_load(&w->state) == WORKER_READY;
     pthread_mutex_unlock(&w->mu);
     if (!found) {
-        worker__set_error(w, "device_free: chip %u has no allocation %u", chip, id);
+        worker__set_error(w, "device_free: chip %u has no allocation %u", chip,
+                          id);
         return -EINVAL;
     }
     if (r.map)
         munmap(r.map, r.size);
     /* Ask the chip, so its own table stays exact; if it cannot answer (gone,
        poisoned, closed), the name is released here. */
-    if (!chip_live ||
-        worker__control(w, c, WORKER__CTRL_DEV_FREE, id, 0, NULL, msg, sizeof(msg)))
+    if (!chip_live || worker__control(w, c, WORKER__CTRL_DEV_FREE, id, 0, NULL,
+                                      msg, sizeof(msg)))
         shm_unlink(r.name);
     return 0;
 }
@@ -225,7 +228,9 @@ static int span(worker *w, unsigned chip, worker_devptr p, size_t n,
     if (rc == -EINVAL)
         worker__set_error(w, "device copy: chip %u has no region %u", chip, id);
     else if (rc == -ERANGE) {
-        worker__set_error(w, "device copy: [%zu, +%zu) out of region %u of chip %u",
+        worker__set_error(w,
+                          "device copy: [%zu, +%zu) out of region %u of chip "
+                          "%u",
                           off, n, id, chip);
         rc = -EINVAL;
     } else if (rc)
@@ -325,8 +330,10 @@ void worker__devmem_close(worker *w, char *msg, size_t msg_size)
     w->n_regions = keep_n;
     pthread_mutex_unlock(&w->mu);
     if (n && off < msg_size - 1)
-        snprintf(msg + off, msg_size - off, "%sdevice memory not freed by the caller: "
-                 "%zu region(s), %zu bytes (%s): %s", off ? "; " : "", n, bytes,
+        snprintf(msg + off, msg_size - off,
+                 "%sdevice memory not freed by the caller: "
+                 "%zu region(s), %zu bytes (%s): %s",
+                 off ? "; " : "", n, bytes,
                  keep ? "left in /dev/shm" : "reclaimed", names);
 }
 

@@ -40,13 +40,13 @@ struct worker__task {
     uint32_t id;
     uint8_t state;
     worker_child_kind kind;
-    int ep;                    /* index in w->children; -1: WORKER_ANY */
+    int ep; /* index in w->children; -1: WORKER_ANY */
     uint32_t callable;
     uint32_t nkargs;
     uint64_t kargs[WORKER__MB_KARGS];
     uint32_t len;
     uint8_t *blob;
-    uint32_t prev;             /* previous task of the job on this target */
+    uint32_t prev; /* previous task of the job on this target */
     uint32_t ndeps;
     uint32_t *deps;
     uint64_t result;
@@ -55,14 +55,14 @@ struct worker__task {
 
 struct worker_job {
     worker *w;
-    const void *args;          /* next-level task's blob (in a child) */
+    const void *args; /* next-level task's blob (in a child) */
     size_t args_len;
     struct worker__task **chunks;
     uint32_t n_tasks, n_chunks, cap_chunks;
     uint32_t n_done;
-    bool open;                 /* its orchestration function is running */
-    bool done;                 /* !open and every task terminal */
-    bool detached;             /* freed by whoever sees it done */
+    bool open;     /* its orchestration function is running */
+    bool done;     /* !open and every task terminal */
+    bool detached; /* freed by whoever sees it done */
     bool failed;
     int err_rc;
     char error[WORKER_ERROR_MAX];      /* the first error */
@@ -74,7 +74,7 @@ struct worker_job {
 struct worker__ctl {
     unsigned cmd;
     uint64_t arg;
-    int64_t deadline_ns;       /* 0: none */
+    int64_t deadline_ns; /* 0: none */
     int64_t issued_ns;
     bool done;
     int rc;
@@ -89,8 +89,8 @@ static inline struct worker__task *task_at(const worker_job *job, uint32_t id)
 
 /* runq.c */
 const char *worker__ctl_name(unsigned cmd);
-int worker__check_timeout(double t);     /* 0 or -EINVAL */
-int64_t worker__deadline_of(double t);   /* absolute ns; 0: none */
+int worker__check_timeout(double t);   /* 0 or -EINVAL */
+int64_t worker__deadline_of(double t); /* absolute ns; 0: none */
 /* Bump the progress word and wake whoever waits (mu held or not). */
 void worker__notify(worker *w);
 typedef bool (*worker__pred_fn)(worker *w, void *arg);

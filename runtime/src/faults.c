@@ -104,9 +104,12 @@ static const struct {
     { "sigterm", FA_SIGTERM, ARG_NONE, 0, 0, NULL },
     { "sigkill", FA_SIGKILL, ARG_NONE, 0, 0, NULL },
     { "signal_parent", FA_SIGNAL_PARENT, ARG_NUMBER, 1, NSIG - 1, "signal" },
-    { "gate_wait", FA_GATE_WAIT, ARG_NUMBER, 0, WORKER_GATES_COUNT - 1, "gate" },
-    { "gate_open", FA_GATE_OPEN, ARG_NUMBER, 0, WORKER_GATES_COUNT - 1, "gate" },
-    { "gate_fail", FA_GATE_FAIL, ARG_NUMBER, 0, WORKER_GATES_COUNT - 1, "gate" },
+    { "gate_wait", FA_GATE_WAIT, ARG_NUMBER, 0, WORKER_GATES_COUNT - 1,
+      "gate" },
+    { "gate_open", FA_GATE_OPEN, ARG_NUMBER, 0, WORKER_GATES_COUNT - 1,
+      "gate" },
+    { "gate_fail", FA_GATE_FAIL, ARG_NUMBER, 0, WORKER_GATES_COUNT - 1,
+      "gate" },
 };
 
 static const char *skip_ws(const char *s, const char *end)
@@ -141,44 +144,54 @@ static int parse_action(const char *s, const char *end, struct action *a,
         arg = paren + 1;
         n = (size_t)(end - 1 - arg);
     }
-    for (size_t i = 0; i < sizeof(action_names) / sizeof(action_names[0]); i++) {
+    for (size_t i = 0; i < sizeof(action_names) / sizeof(action_names[0]);
+         i++) {
         if (strlen(action_names[i].name) != (size_t)(name_end - s) ||
             strncmp(action_names[i].name, s, (size_t)(name_end - s)) != 0)
             continue;
         memset(a, 0, sizeof(*a));
         a->kind = action_names[i].kind;
         enum arg_kind want = action_names[i].arg;
-        if ((want == ARG_NONE && arg) ||
-            (want == ARG_NUMBER && !arg)) {
-            snprintf(msg, msg_size, "fault action '%s': %s", action_names[i].name,
-                     want == ARG_NONE ? "takes no argument" : "needs an argument");
+        if ((want == ARG_NONE && arg) || (want == ARG_NUMBER && !arg)) {
+            snprintf(msg, msg_size, "fault action '%s': %s",
+                     action_names[i].name,
+                     want == ARG_NONE ? "takes no argument"
+                                      : "needs an argument");
             return -EINVAL;
         }
         if (want == ARG_NUMBER) {
             unsigned long long v;
-            int rc = worker__parse_decimal(arg, n, (unsigned long long)action_names[i].max, &v);
+            int rc =
+                worker__parse_decimal(arg, n,
+                                      (unsigned long long)action_names[i].max,
+                                      &v);
 
             if (rc == 0 && v < (unsigned long long)action_names[i].min)
                 rc = -ERANGE;
             if (rc == -ERANGE) {
-                snprintf(msg, msg_size, "fault action '%.*s': bad number %.*s, "
-                         "%s must be %ld..%ld%s", (int)(end - s), s, (int)n, arg,
-                         action_names[i].what, action_names[i].min,
-                         action_names[i].max, a->kind == FA_DELAY ? " ms" : "");
+                snprintf(msg, msg_size,
+                         "fault action '%.*s': bad number %.*s, "
+                         "%s must be %ld..%ld%s",
+                         (int)(end - s), s, (int)n, arg, action_names[i].what,
+                         action_names[i].min, action_names[i].max,
+                         a->kind == FA_DELAY ? " ms" : "");
                 return -EINVAL;
             }
             if (rc) {
-                snprintf(msg, msg_size, "fault action '%.*s': '%.*s' is not a "
-                         "decimal number", (int)(end - s), s, (int)n, arg);
+                snprintf(msg, msg_size,
+                         "fault action '%.*s': '%.*s' is not a "
+                         "decimal number",
+                         (int)(end - s), s, (int)n, arg);
                 return -EINVAL;
             }
             a->arg = (long)v;
         } else if (arg && n) {
             /* Refused rather than cut: the text is what a test asserts on. */
             if (n >= sizeof(a->msg)) {
-                snprintf(msg, msg_size, "fault action '%s': message of %zu bytes "
-                         "is longer than %zu", action_names[i].name, n,
-                         sizeof(a->msg) - 1);
+                snprintf(msg, msg_size,
+                         "fault action '%s': message of %zu bytes "
+                         "is longer than %zu",
+                         action_names[i].name, n, sizeof(a->msg) - 1);
                 return -EINVAL;
             }
             memcpy(a->msg, arg, n);
@@ -188,11 +201,13 @@ static int parse_action(const char *s, const char *end, struct action *a,
         }
         return 0;
     }
-    snprintf(msg, msg_size, "unknown fault action '%.*s'", (int)(name_end - s), s);
+    snprintf(msg, msg_size, "unknown fault action '%.*s'", (int)(name_end - s),
+             s);
     return -EINVAL;
 }
 
-static int parse_entry(const char *s, const char *end, char *msg, size_t msg_size)
+static int parse_entry(const char *s, const char *end, char *msg,
+                       size_t msg_size)
 {
     struct entry e;
     const char *colon, *eq, *p;
@@ -224,7 +239,8 @@ static int parse_entry(const char *s, const char *end, char *msg, size_t msg_siz
             strncmp(point_names[i], pt, (size_t)(pt_end - pt)) == 0)
             e.point = i;
     if (e.point == WORKER__FP_COUNT) {
-        snprintf(msg, msg_size, "unknown fault point '%.*s'", (int)(pt_end - pt), pt);
+        snprintf(msg, msg_size, "unknown fault point '%.*s'",
+                 (int)(pt_end - pt), pt);
         return -EINVAL;
     }
 
@@ -430,7 +446,8 @@ int worker__fault_fire(unsigned point, char *msg, size_t msg_size)
                     worker__gate_wait(gates, (unsigned)a->arg);
                     /* Released: no longer held there. */
                     if (worker__self.is_child && worker__self.mailbox)
-                        worker__mb_store(&worker__self.mailbox->frame[0].fault, 0);
+                        worker__mb_store(&worker__self.mailbox->frame[0].fault,
+                                         0);
                 }
                 break;
             case FA_GATE_OPEN:

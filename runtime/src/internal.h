@@ -55,30 +55,30 @@ void worker__set_error(worker *w, const char *fmt, ...)
 /* ---- fault points ---- */
 
 enum worker__fault_point {
-    WORKER__FP_SETUP_BEGIN = 0,     /* child: before its init */
-    WORKER__FP_SETUP_END,           /* child: init done, before publication */
-    WORKER__FP_AFTER_INIT_FAILED,   /* child: INIT_FAILED stored, before _exit */
-    WORKER__FP_AFTER_INIT_READY,    /* child: INIT_READY stored, before serving */
-    WORKER__FP_SERVE_SHUTDOWN,      /* child: shutdown seen, before teardown */
-    WORKER__FP_BEFORE_FORK,         /* parent: before each fork */
-    WORKER__FP_BARRIER_POLL,        /* parent: each barrier pass */
-    WORKER__FP_ROLLBACK_BEGIN,      /* parent: rollback starts */
+    WORKER__FP_SETUP_BEGIN = 0,   /* child: before its init */
+    WORKER__FP_SETUP_END,         /* child: init done, before publication */
+    WORKER__FP_AFTER_INIT_FAILED, /* child: INIT_FAILED stored, before _exit */
+    WORKER__FP_AFTER_INIT_READY,  /* child: INIT_READY stored, before serving */
+    WORKER__FP_SERVE_SHUTDOWN,    /* child: shutdown seen, before teardown */
+    WORKER__FP_BEFORE_FORK,       /* parent: before each fork */
+    WORKER__FP_BARRIER_POLL,      /* parent: each barrier pass */
+    WORKER__FP_ROLLBACK_BEGIN,    /* parent: rollback starts */
     WORKER__FP_ROLLBACK_AFTER_SHUTDOWN, /* parent: SHUTDOWN sent to READY children */
-    WORKER__FP_ROLLBACK_AFTER_SIGTERM,  /* parent: SIGTERM sent to children in init */
-    WORKER__FP_ROLLBACK_AFTER_KILL,     /* parent: SIGKILL sent */
-    WORKER__FP_CLOSE_BEGIN,         /* parent: close starts */
+    WORKER__FP_ROLLBACK_AFTER_SIGTERM, /* parent: SIGTERM sent to children in init */
+    WORKER__FP_ROLLBACK_AFTER_KILL,   /* parent: SIGKILL sent */
+    WORKER__FP_CLOSE_BEGIN,           /* parent: close starts */
     WORKER__FP_CLOSE_AFTER_BROADCAST, /* parent: SHUTDOWN broadcast done */
-    WORKER__FP_TASK_BEGIN,          /* child: task taken, before it runs;
+    WORKER__FP_TASK_BEGIN,            /* child: task taken, before it runs;
                                        fail = the task fails */
-    WORKER__FP_TASK_END,            /* child: task ran, before TASK_DONE;
+    WORKER__FP_TASK_END,              /* child: task ran, before TASK_DONE;
                                        fail = the task fails */
-    WORKER__FP_CONTROL,             /* child: in the control handler */
-    WORKER__FP_REAP,                /* parent: before reaping an exited child;
+    WORKER__FP_CONTROL,               /* child: in the control handler */
+    WORKER__FP_REAP,                  /* parent: before reaping an exited child;
                                        fail = treat it as not reapable yet */
-    WORKER__FP_INIT_WAIT,           /* parent: a caller (init, run, control,
+    WORKER__FP_INIT_WAIT,             /* parent: a caller (init, run, control,
                                        device call) starts waiting for a
                                        startup epoch in progress */
-    WORKER__FP_BEFORE_INIT_READY,   /* child: setup returned, SIGTERM
+    WORKER__FP_BEFORE_INIT_READY,     /* child: setup returned, SIGTERM
                                        blocked, before the READY store;
                                        fail = init fails */
     WORKER__FP_COUNT
@@ -96,15 +96,15 @@ int worker__fault_fire(unsigned point, char *msg, size_t msg_size);
 void worker__fault_note(const worker__mailbox *mb, char *buf, size_t size);
 
 #ifndef WORKER_NO_FAULT_POINTS
-#define WORKER__FAULT(point, msg, size)                                      \
-    (__builtin_expect((worker__fault_mask >> (point)) & 1u, 0)               \
-         ? worker__fault_fire((point), (msg), (size))                        \
+#define WORKER__FAULT(point, msg, size)                        \
+    (__builtin_expect((worker__fault_mask >> (point)) & 1u, 0) \
+         ? worker__fault_fire((point), (msg), (size))          \
          : 0)
 #else
 /* Compiled out (CMake MPF_FAULT_POINTS=OFF, for benchmarks only): the
    arguments stay referenced so no variable turns unused, and the constant
    condition removes the call. Specs still parse; nothing fires. */
-#define WORKER__FAULT(point, msg, size)                                      \
+#define WORKER__FAULT(point, msg, size) \
     (0 ? worker__fault_fire((point), (msg), (size)) : 0)
 #endif
 
@@ -126,18 +126,18 @@ void worker__faults_reset(void);
 /* ---- per-process context of a child (inherited copies are reset) ---- */
 
 struct worker__self {
-    char role[WORKER__NAME_MAX];  /* "root", "next.1", "next.1/chip.0" */
+    char role[WORKER__NAME_MAX]; /* "root", "next.1", "next.1/chip.0" */
     bool is_child;
-    pid_t ppid_before_fork;       /* pid of the parent, captured before fork */
-    int uplink_fd;                /* eventfd of the parent: ring after publishing */
-    worker__mailbox *mailbox;     /* own mailbox, NULL in a root */
+    pid_t ppid_before_fork;   /* pid of the parent, captured before fork */
+    int uplink_fd;            /* eventfd of the parent: ring after publishing */
+    worker__mailbox *mailbox; /* own mailbox, NULL in a root */
     /* Set from the SIGTERM / SIGHUP handler (async-signal-safe). */
     volatile sig_atomic_t cancel;
     volatile sig_atomic_t parent_gone;
     /* Incremented and futex-woken by the handler, so a wait that raced the
        signal sees a changed word. */
     _Atomic uint32_t wake;
-    int doorbell_fd;              /* own doorbell (a nested worker's), -1 */
+    int doorbell_fd; /* own doorbell (a nested worker's), -1 */
 };
 
 extern struct worker__self worker__self;
@@ -163,7 +163,7 @@ enum worker__op {
     WORKER__OP_INIT,
     WORKER__OP_ADD_CHILD, /* the parent's state */
     WORKER__OP_REGISTER,
-    WORKER__OP_READY,     /* run, control, device memory: need READY */
+    WORKER__OP_READY, /* run, control, device memory: need READY */
     WORKER__OP_COUNT
 };
 #define WORKER__ADMIT_WAIT 1 /* INITIALIZING: wait for the epoch's outcome */
@@ -199,29 +199,29 @@ int worker__status_from_siginfo(const siginfo_t *si);
 
 struct worker__callable {
     char name[WORKER_CALLABLE_NAME_MAX];
-    void *fn;                  /* worker_sub_fn or worker_orch_fn */
+    void *fn; /* worker_sub_fn or worker_orch_fn */
     void *arg;
 };
 
-struct worker__task;          /* one submitted task (dispatch.c) */
-struct worker__ctl;           /* one control command in flight (dispatch.c) */
+struct worker__task; /* one submitted task (dispatch.c) */
+struct worker__ctl;  /* one control command in flight (dispatch.c) */
 
 /* A device memory region the parent knows of (devmem.c). */
 struct worker__region {
     unsigned chip;
-    uint32_t id;               /* 0: the chip's base memory */
+    uint32_t id; /* 0: the chip's base memory */
     size_t size;
-    void *map;                 /* parent's mapping, NULL if not mapped */
+    void *map; /* parent's mapping, NULL if not mapped */
     char name[WORKER__NAME_MAX + 24];
 };
 
 /* ---- children ---- */
 
 enum worker__cstate {
-    WORKER__C_EMPTY = 0,  /* not forked */
-    WORKER__C_INIT,       /* forked, no readiness seen */
-    WORKER__C_READY,      /* INIT_READY seen */
-    WORKER__C_FAILED,     /* INIT_FAILED seen */
+    WORKER__C_EMPTY = 0, /* not forked */
+    WORKER__C_INIT,      /* forked, no readiness seen */
+    WORKER__C_READY,     /* INIT_READY seen */
+    WORKER__C_FAILED,    /* INIT_FAILED seen */
 };
 
 struct worker__child {
@@ -229,19 +229,19 @@ struct worker__child {
     unsigned index;
     enum worker__cstate cstate;
     pid_t pid;
-    int pidfd;                 /* -1 once reaped */
+    int pidfd; /* -1 once reaped */
     bool reaped;
-    bool leader;               /* leads its own process group */
+    bool leader; /* leads its own process group */
     bool shutdown_sent;
     bool sigterm_sent;
     bool sigkill_sent;
-    bool exited_before;        /* rollback: already reaped when it began */
-    bool reap_blocked;         /* a "reap" fault held it this pass */
+    bool exited_before; /* rollback: already reaped when it began */
+    bool reap_blocked;  /* a "reap" fault held it this pass */
     int wait_status;
     unsigned pipeline_depth;
-    worker__mailbox *mb;       /* NULL once freed */
+    worker__mailbox *mb; /* NULL once freed */
     char shm_name[WORKER__NAME_MAX];
-    worker *nested;            /* NEXT: the attached worker it runs */
+    worker *nested; /* NEXT: the attached worker it runs */
     char nested_prefix[WORKER__NAME_MAX]; /* NEXT: its subtree's shm prefix */
     worker_script script;
     char script_msg[WORKER_ERROR_MAX];
@@ -253,9 +253,9 @@ struct worker__child {
     uint64_t seq;                         /* last dispatch number */
     struct worker__ctl *ctl;              /* control command for this child */
     bool ctl_issued;                      /* CONTROL_REQUEST stored */
-    bool dead;             /* exited (seen through its pidfd), not reaped */
-    bool poisoned;         /* unusable: dead, control timeout, bad frame */
-    char poison[WORKER_ERROR_MAX];        /* why, with the kind prefix */
+    bool dead;     /* exited (seen through its pidfd), not reaped */
+    bool poisoned; /* unusable: dead, control timeout, bad frame */
+    char poison[WORKER_ERROR_MAX]; /* why, with the kind prefix */
 };
 
 /* ---- journal ---- */
@@ -264,7 +264,7 @@ enum worker__jkind { WORKER__J_CHILD = 1, WORKER__J_SHM = 2 };
 
 struct worker__jentry {
     enum worker__jkind kind;
-    struct worker__child c;     /* CHILD: the survivor, with pidfd and mailbox;
+    struct worker__child c; /* CHILD: the survivor, with pidfd and mailbox;
                                    SHM: only c.shm_name is used */
 };
 
@@ -294,23 +294,23 @@ struct worker {
     unsigned n_orch_callables;
     worker_script *sub_scripts;
     worker_script *chip_scripts;
-    char (*sub_msgs)[WORKER_ERROR_MAX];  /* copied script texts */
+    char (*sub_msgs)[WORKER_ERROR_MAX]; /* copied script texts */
     char (*chip_msgs)[WORKER_ERROR_MAX];
     char self_msg[WORKER_ERROR_MAX];
     char *faults;
 
-    _Atomic int state;          /* worker_state */
-    _Atomic int cancel;         /* set by a concurrent close() */
+    _Atomic int state;             /* worker_state */
+    _Atomic int cancel;            /* set by a concurrent close() */
     _Atomic uint32_t init_running; /* futex word: 1 while worker_init() runs */
-    pid_t init_tid;             /* thread running worker_init() */
+    pid_t init_tid;                /* thread running worker_init() */
 
-    worker *parent;             /* attached as a next-level child of */
+    worker *parent; /* attached as a next-level child of */
     unsigned next_id;
     worker *next[WORKER_MAX_NEXT];
     unsigned n_next;
 
     bool is_root;
-    bool in_child;              /* the nested copy inside its next-level child */
+    bool in_child; /* the nested copy inside its next-level child */
     bool owns_gates;
     worker_gates *gates;
 
@@ -319,13 +319,13 @@ struct worker {
     char ns_path[48];
     char prefix[WORKER__NAME_MAX];
 
-    int64_t deadline_ns;        /* startup epoch deadline */
-    int doorbell_fd;            /* eventfd children ring, -1 */
+    int64_t deadline_ns; /* startup epoch deadline */
+    int doorbell_fd;     /* eventfd children ring, -1 */
 
     size_t n_children;
     struct worker__child children[WORKER_MAX_CHILDREN];
 
-    size_t n_orphan_groups;     /* process groups whose leader we reaped */
+    size_t n_orphan_groups; /* process groups whose leader we reaped */
     pid_t orphan_groups[WORKER_MAX_CHILDREN];
 
     size_t n_journal;
@@ -334,23 +334,23 @@ struct worker {
     worker_rollback_report rollback;
     worker_rollback_report close_report;
     char last_error[512];
-    char startup_error[512];    /* the failed epoch's message, immutable */
-    char close_note[300];       /* abnormal exits named by the last teardown */
-    int epoch_rc;               /* what the last init epoch returned */
-    pthread_mutex_t lock;       /* guards state transitions vs close() */
-    pthread_mutex_t err_mu;     /* serialises writers of last_error */
-    pthread_mutex_t close_mu;   /* one close() at a time */
+    char startup_error[512];  /* the failed epoch's message, immutable */
+    char close_note[300];     /* abnormal exits named by the last teardown */
+    int epoch_rc;             /* what the last init epoch returned */
+    pthread_mutex_t lock;     /* guards state transitions vs close() */
+    pthread_mutex_t err_mu;   /* serialises writers of last_error */
+    pthread_mutex_t close_mu; /* one close() at a time */
 
     /* ---- dispatch (dispatch.c) ----
      * Lock order: lock (lifecycle) before mu. Everything below and the
      * endpoint fields of the children are guarded by mu. */
     pthread_mutex_t mu;
     bool mu_ready;
-    bool sched_running;         /* the scheduler thread exists */
-    bool sched_stop;            /* asked to stop */
-    bool sched_parked;          /* in ppoll: a submitter must kick */
+    bool sched_running; /* the scheduler thread exists */
+    bool sched_stop;    /* asked to stop */
+    bool sched_parked;  /* in ppoll: a submitter must kick */
     pthread_t sched;
-    int kick_fd;                /* eventfd submitters ring, -1 */
+    int kick_fd; /* eventfd submitters ring, -1 */
     /* Futex word bumped on every completion; waiters park on it. */
     _Atomic uint32_t progress;
     _Atomic uint32_t n_waiters;
@@ -359,10 +359,10 @@ struct worker {
        mailbox bell, so its serve loop waits for the inner run and for the
        parent's SHUTDOWN at once); NULL in a root. */
     _Atomic uint32_t *wake_also;
-    struct worker_job *jobs;    /* every job not freed */
-    unsigned jobs_pending;      /* jobs not done */
-    unsigned ops;               /* orchestration functions running */
-    uint64_t tasks_finished;    /* terminal transitions, ever */
+    struct worker_job *jobs; /* every job not freed */
+    unsigned jobs_pending;   /* jobs not done */
+    unsigned ops;            /* orchestration functions running */
+    uint64_t tasks_finished; /* terminal transitions, ever */
     struct worker__task *anyq_head, *anyq_tail; /* WORKER_ANY sub tasks */
 
     /* ---- device memory (devmem.c), guarded by mu ---- */
@@ -449,7 +449,9 @@ _Noreturn void worker__child_exit(int code);
 #ifdef MPF_COVERAGE_BUILD
 void worker__coverage_flush(void);
 #else
-static inline void worker__coverage_flush(void) {}
+static inline void worker__coverage_flush(void)
+{
+}
 #endif
 
 /* device_sim.c via device.h */

@@ -34,8 +34,10 @@ int worker__admit(worker *w, const char *what)
     int rc;
 
     if (w->parent && !w->in_child) {
-        worker__set_error(w, "%s: a worker attached as a child runs in its "
-                          "parent's tree", what);
+        worker__set_error(w,
+                          "%s: a worker attached as a child runs in its "
+                          "parent's tree",
+                          what);
         return -EPERM;
     }
     pthread_mutex_lock(&w->lock);
@@ -83,7 +85,8 @@ static int reg(worker *w, bool sub, const char *name, void *fn, void *arg)
     int rc;
 
     if (!fn || (name && strlen(name) >= WORKER_CALLABLE_NAME_MAX)) {
-        worker__set_error(w, "register: %s", fn ? "name too long" : "NULL function");
+        worker__set_error(w, "register: %s",
+                          fn ? "name too long" : "NULL function");
         return -EINVAL;
     }
     while (root->parent)
@@ -94,7 +97,8 @@ static int reg(worker *w, bool sub, const char *name, void *fn, void *arg)
         st = (worker_state)atomic_load(&w->state);
     rc = worker__admission(w, WORKER__OP_REGISTER, "register", st);
     if (!rc && *n == WORKER_MAX_CALLABLES) {
-        worker__set_error(w, "register: at most %d callables", WORKER_MAX_CALLABLES);
+        worker__set_error(w, "register: at most %d callables",
+                          WORKER_MAX_CALLABLES);
         rc = -ENOSPC;
     }
     if (!rc) {
@@ -107,7 +111,8 @@ static int reg(worker *w, bool sub, const char *name, void *fn, void *arg)
     return rc;
 }
 
-int worker_register_sub(worker *w, const char *name, worker_sub_fn fn, void *arg)
+int worker_register_sub(worker *w, const char *name, worker_sub_fn fn,
+                        void *arg)
 {
     if (!w)
         return -EINVAL;
@@ -163,10 +168,10 @@ int worker__submit(worker *w, worker_orch_fn fn, void *arg, const void *args,
     job->open = false;
     w->ops--;
     if (rc)
-        job->detached = true; /* its tasks still run; nobody will wait */
-    worker__job_check_done(w, job);   /* may free a detached job */
+        job->detached = true;       /* its tasks still run; nobody will wait */
+    worker__job_check_done(w, job); /* may free a detached job */
     pthread_mutex_unlock(&w->mu);
-    worker__notify(w);                /* close() may wait for ops to reach 0 */
+    worker__notify(w); /* close() may wait for ops to reach 0 */
     if (rc) {
         /* Synchronous and not wrapped: the function's own code and text. */
         if (orch_msg[0])
@@ -233,11 +238,11 @@ int worker_wait(worker_job *job, double timeout_s)
         return -EINVAL;
     w = job->w;
     if (current_job == job) {
-        worker__set_error(w, "wait: called from the job's own orchestration function");
+        worker__set_error(w, "wait: called from the job's own orchestration "
+                             "function");
         return -EDEADLK;
     }
-    if (worker__wait_for(w, job_is_done, job,
-                         worker__deadline_of(timeout_s))) {
+    if (worker__wait_for(w, job_is_done, job, worker__deadline_of(timeout_s))) {
         worker__set_error(w, "wait: the run is still in flight");
         return -ETIMEDOUT;
     }
@@ -340,13 +345,17 @@ static int resolve(worker *w, const worker_task *t, int *ep)
 
     switch (t->kind) {
     case WORKER_CHILD_SUB:
-        if (t->target != WORKER_ANY && (t->target < 0 || (unsigned)t->target >= subs))
-            return bad_task(w, "no sub worker %d (the worker has %u)", t->target, subs);
+        if (t->target != WORKER_ANY &&
+            (t->target < 0 || (unsigned)t->target >= subs))
+            return bad_task(w, "no sub worker %d (the worker has %u)",
+                            t->target, subs);
         if (subs == 0)
             return bad_task(w, "the worker has no sub workers");
         if (t->callable >= w->n_sub_callables)
-            return bad_task(w, "no sub callable with id %u (ids come from "
-                            "worker_register_sub)", t->callable);
+            return bad_task(w,
+                            "no sub callable with id %u (ids come from "
+                            "worker_register_sub)",
+                            t->callable);
         if (t->args_len > WORKER_TASK_ARGS_MAX || (t->args_len && !t->args))
             return bad_task(w, "argument blob of %zu bytes (at most %d)",
                             t->args_len, WORKER_TASK_ARGS_MAX);
@@ -354,7 +363,8 @@ static int resolve(worker *w, const worker_task *t, int *ep)
         return 0;
     case WORKER_CHILD_CHIP:
         if (t->target < 0 || (unsigned)t->target >= chips)
-            return bad_task(w, "no chip %d (the worker has %u)", t->target, chips);
+            return bad_task(w, "no chip %d (the worker has %u)", t->target,
+                            chips);
         if (t->callable == 0 || t->callable >= WORKER__K_COUNT)
             return bad_task(w, "no kernel with id %u", t->callable);
         if (t->nkargs > WORKER_KERNEL_ARGS_MAX || (t->nkargs && !t->kargs))
@@ -365,13 +375,17 @@ static int resolve(worker *w, const worker_task *t, int *ep)
     case WORKER_CHILD_NEXT: {
         worker *n;
         if (t->target < 0 || (unsigned)t->target >= w->n_next)
-            return bad_task(w, "no next-level worker with id %d (the worker has %u)",
+            return bad_task(w,
+                            "no next-level worker with id %d (the worker has "
+                            "%u)",
                             t->target, w->n_next);
         n = w->next[t->target];
         if (t->callable >= n->n_orch_callables)
-            return bad_task(w, "no orchestration callable with id %u on "
+            return bad_task(w,
+                            "no orchestration callable with id %u on "
                             "next-level worker %d (ids come from "
-                            "worker_register_orch on it)", t->callable, t->target);
+                            "worker_register_orch on it)",
+                            t->callable, t->target);
         if (t->args_len > WORKER_TASK_ARGS_MAX || (t->args_len && !t->args))
             return bad_task(w, "argument blob of %zu bytes (at most %d)",
                             t->args_len, WORKER_TASK_ARGS_MAX);
@@ -417,8 +431,8 @@ int worker_submit_task(worker_job *job, const worker_task *desc)
         rc = job->err_rc; /* fail fast with the original error */
         goto unlock;
     }
-    if (ep >= 0 && ((size_t)ep >= w->n_children ||
-                    w->children[ep].kind != desc->kind)) {
+    if (ep >= 0 &&
+        ((size_t)ep >= w->n_children || w->children[ep].kind != desc->kind)) {
         rc = -EIO; /* cannot happen on a READY worker */
         goto unlock;
     }
@@ -442,7 +456,8 @@ int worker_submit_task(worker_job *job, const worker_task *desc)
             job->chunks = p;
             job->cap_chunks = cap;
         }
-        if (!(job->chunks[job->n_chunks] = calloc(CHUNK, sizeof(**job->chunks)))) {
+        if (!(job->chunks[job->n_chunks] = calloc(CHUNK,
+                                                  sizeof(**job->chunks)))) {
             rc = -ENOMEM;
             goto unlock;
         }
@@ -496,9 +511,10 @@ unlock:
     free(deps);
     if (rc == -EPERM)
         worker__set_error(w, "submit: the orchestration function of this run "
-                          "has returned");
+                             "has returned");
     else if (rc == -EINVAL)
-        worker__set_error(w, "submit: dependency is not an earlier task of this run");
+        worker__set_error(w, "submit: dependency is not an earlier task of "
+                             "this run");
     else if (rc == -ENOMEM)
         worker__set_error(w, "submit: out of memory");
     else if (rc < 0 && job->failed)
@@ -509,9 +525,8 @@ unlock:
 }
 
 /* A callable of a sub or next-level child, with its argument blob. */
-static int submit_callable(worker_job *job, worker_child_kind kind,
-                           int target, unsigned callable, const void *args,
-                           size_t len)
+static int submit_callable(worker_job *job, worker_child_kind kind, int target,
+                           unsigned callable, const void *args, size_t len)
 {
     worker_task t = WORKER_TASK_INIT;
 
@@ -583,8 +598,7 @@ int worker_task_wait(worker_job *job, int task, double timeout_s)
     r.id = (uint32_t)task;
     /* Counted as a task waiter: task completions wake only those. */
     atomic_fetch_add(&w->n_task_waiters, 1);
-    rc = worker__wait_for(w, task_is_done, &r,
-                          worker__deadline_of(timeout_s));
+    rc = worker__wait_for(w, task_is_done, &r, worker__deadline_of(timeout_s));
     atomic_fetch_sub(&w->n_task_waiters, 1);
     if (rc)
         return -ETIMEDOUT;

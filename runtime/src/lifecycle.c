@@ -73,7 +73,8 @@ int worker_new(worker **ret, const worker_options *opt)
         w->sub_msgs = calloc(opt->num_subs, sizeof(*w->sub_msgs));
         if (!w->sub_scripts || !w->sub_msgs)
             goto nomem;
-        copy_scripts(w->sub_scripts, w->sub_msgs, opt->sub_scripts, opt->num_subs);
+        copy_scripts(w->sub_scripts, w->sub_msgs, opt->sub_scripts,
+                     opt->num_subs);
     }
     if (opt->num_chips) {
         w->chip_scripts = calloc(opt->num_chips, sizeof(*w->chip_scripts));
@@ -113,12 +114,14 @@ int worker_add_child(worker *parent, worker *child)
         return -EINVAL;
     }
     if (parent->opt.level < 4) {
-        worker__set_error(parent, "next-level children need level >= 4 (level %d)",
+        worker__set_error(parent,
+                          "next-level children need level >= 4 (level %d)",
                           parent->opt.level);
         return -EINVAL;
     }
     if (child->opt.level != parent->opt.level - 1) {
-        worker__set_error(parent, "a level-%d worker takes level-%d children, not %d",
+        worker__set_error(parent,
+                          "a level-%d worker takes level-%d children, not %d",
                           parent->opt.level, parent->opt.level - 1,
                           child->opt.level);
         return -EINVAL;
@@ -141,7 +144,8 @@ int worker_add_child(worker *parent, worker *child)
         return -EBUSY;
     }
     if (parent->n_next == WORKER_MAX_NEXT) {
-        worker__set_error(parent, "at most %d next-level children", WORKER_MAX_NEXT);
+        worker__set_error(parent, "at most %d next-level children",
+                          WORKER_MAX_NEXT);
         return -ENOSPC;
     }
     /* Freeze the topology: the child is owned by the parent from now on. */
@@ -207,9 +211,12 @@ static int check_targets(worker *root, const worker *w)
     int rc;
 
     if (w->n_sub_callables && w->opt.num_subs == 0) {
-        worker__set_error(root, "sub callable '%s' (id 0) of the level-%d worker "
-                          "has no eligible dispatch target: it needs sub workers "
-                          "(num_subs)", w->subs[0].name, w->opt.level);
+        worker__set_error(root,
+                          "sub callable '%s' (id 0) of the level-%d worker "
+                          "has no eligible dispatch target: it needs sub "
+                          "workers "
+                          "(num_subs)",
+                          w->subs[0].name, w->opt.level);
         return -EINVAL;
     }
     for (unsigned i = 0; i < w->n_next; i++)
@@ -228,7 +235,8 @@ int worker_init(worker *w)
     pthread_mutex_lock(&w->lock);
     st = atomic_load(&w->state);
     if (w->parent) {
-        worker__set_error(w, "a worker attached as a child is initialized by its parent");
+        worker__set_error(w, "a worker attached as a child is initialized by "
+                             "its parent");
         rc = -EPERM;
     } else if (st == WORKER_INITIALIZING && gettid() == w->init_tid) {
         worker__set_error(w, "init already in progress");
@@ -273,7 +281,8 @@ int worker_init(worker *w)
     atomic_store(&w->cancel, 0);
     atomic_store(&w->init_running, 1);
     w->init_tid = gettid();
-    w->deadline_ns = worker__now_ns() + worker__s_to_ns(w->opt.startup_timeout_s);
+    w->deadline_ns = worker__now_ns() +
+                     worker__s_to_ns(w->opt.startup_timeout_s);
     pthread_mutex_unlock(&w->lock);
 
     rc = worker__start(w);
@@ -285,7 +294,8 @@ int worker_init(worker *w)
     pthread_mutex_lock(&w->lock);
     w->epoch_rc = rc;
     if (rc)
-        snprintf(w->startup_error, sizeof(w->startup_error), "%s", w->last_error);
+        snprintf(w->startup_error, sizeof(w->startup_error), "%s",
+                 w->last_error);
     if (atomic_load(&w->state) == WORKER_INITIALIZING)
         atomic_store(&w->state, rc ? WORKER_FAILED : WORKER_READY);
     atomic_store(&w->init_running, 0);
@@ -332,7 +342,8 @@ static int close_locked(worker *w, bool force)
     if (atomic_load(&w->init_running)) {
         if (gettid() == w->init_tid) {
             pthread_mutex_unlock(&w->lock);
-            worker__set_error(w, "close from the init-owner thread while initializing");
+            worker__set_error(w, "close from the init-owner thread while "
+                                 "initializing");
             return -EDEADLK;
         }
         /* Cooperative cancel (simpler #1673): publish CLOSED, latch the
@@ -346,11 +357,15 @@ static int close_locked(worker *w, bool force)
             (void)n;
         }
         pthread_mutex_unlock(&w->lock);
-        int64_t deadline = worker__now_ns() + worker__s_to_ns(w->opt.close_timeout_s);
+        int64_t deadline = worker__now_ns() +
+                           worker__s_to_ns(w->opt.close_timeout_s);
         while (atomic_load(&w->init_running)) {
-            if (worker__futex_wait(&w->init_running, 1, deadline) == -ETIMEDOUT &&
+            if (worker__futex_wait(&w->init_running, 1, deadline) ==
+                    -ETIMEDOUT &&
                 atomic_load(&w->init_running)) {
-                worker__set_error(w, "init did not unwind within %gs of the cancel",
+                worker__set_error(w,
+                                  "init did not unwind within %gs of the "
+                                  "cancel",
                                   w->opt.close_timeout_s);
                 return -ETIMEDOUT;
             }
@@ -366,14 +381,17 @@ static int close_locked(worker *w, bool force)
     sched = w->sched_running;
     pthread_mutex_unlock(&w->mu);
     if (sched) {
-        int64_t deadline = worker__now_ns() + worker__s_to_ns(w->opt.drain_timeout_s);
+        int64_t deadline = worker__now_ns() +
+                           worker__s_to_ns(w->opt.drain_timeout_s);
 
         /* The lifecycle lock is not held while draining: an orchestration
            function that calls back into the worker must be refused, not
            blocked until the drain gives up. */
         if (worker__dispatch_drain(w, deadline, msg, sizeof(msg)) && !force) {
-            worker__set_error(w, "close: %s after %gs; teardown deferred to the "
-                              "next close()", msg, w->opt.drain_timeout_s);
+            worker__set_error(w,
+                              "close: %s after %gs; teardown deferred to the "
+                              "next close()",
+                              msg, w->opt.drain_timeout_s);
             return -ETIMEDOUT;
         }
         /* Controls in flight fail with -ESHUTDOWN; with force, tasks too. */
@@ -411,7 +429,8 @@ int worker_close(worker *w)
     if (!w)
         return -EINVAL;
     if (w->parent) {
-        worker__set_error(w, "a worker attached as a child is closed by its parent");
+        worker__set_error(w, "a worker attached as a child is closed by its "
+                             "parent");
         return -EPERM;
     }
     if (worker__in_run_of(w)) {

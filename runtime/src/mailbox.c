@@ -28,8 +28,8 @@ int worker__mailbox_create(const char *name, worker__mailbox **ret)
         rc = -rc;
         goto fail;
     }
-    p = mmap(NULL, WORKER__MAILBOX_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-             fd, 0);
+    p = mmap(NULL, WORKER__MAILBOX_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+             0);
     if (p == MAP_FAILED) {
         rc = -errno;
         goto fail;

@@ -66,7 +66,8 @@ enum worker__mb_state {
 };
 
 #define WORKER__MB_MAGIC 0x424d4b57u /* "WKMB" little-endian */
-#define WORKER__MB_VERSION 4u /* 2: task and control overlays of args;
+#define WORKER__MB_VERSION \
+    4u /* 2: task and control overlays of args;
                                  3: the fault word; 4: internal control
                                  commands from 0x100 */
 #define WORKER__MB_FRAME_SIZE 4096u
@@ -104,7 +105,6 @@ _Static_assert(offsetof(worker__mb_frame, fault) == 40, "fault at 40");
 _Static_assert(offsetof(worker__mb_frame, args) == WORKER__MB_ARGS_OFF, "args");
 _Static_assert(offsetof(worker__mb_frame, msg) == WORKER__MB_MSG_OFF, "msg");
 _Static_assert(sizeof(worker__mb_frame) == WORKER__MB_FRAME_SIZE, "frame size");
-
 
 /*
  * Overlays of the args area.
@@ -145,7 +145,8 @@ typedef struct worker__mb_ctl {
 
 _Static_assert(offsetof(worker__mb_task, kargs) == 32, "kargs at args+32");
 _Static_assert(sizeof(worker__mb_task) == 80, "task header is 80 bytes");
-_Static_assert(sizeof(worker__mb_ctl) <= WORKER__MB_ARGS_SIZE, "control overlay");
+_Static_assert(sizeof(worker__mb_ctl) <= WORKER__MB_ARGS_SIZE,
+               "control overlay");
 
 static inline worker__mb_task *worker__mb_task_of(worker__mb_frame *f)
 {

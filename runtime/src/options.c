@@ -77,18 +77,21 @@ int worker_script_parse(const char *text, size_t len, worker_script *out,
             break;
     if (k == WORKER_SCRIPT_KIND_COUNT)
         return script_error(err, err_size,
-                            "script '%.*s%s' is unknown (ok, fail[(msg)], hang, "
+                            "script '%.*s%s' is unknown (ok, fail[(msg)], "
+                            "hang, "
                             "slow_fail(ms), exit(n), crash, ignore_sigterm, "
-                            "fork_grandchild)", q, text, more);
+                            "fork_grandchild)",
+                            q, text, more);
     s.kind = (worker_script_kind)k;
     switch (s.kind) {
     case WORKER_SCRIPT_FAIL:
         /* "fail()" is "fail": the default text. */
         if (arg_len >= WORKER_ERROR_MAX)
             return script_error(err, err_size,
-                                "script '%.*s%s': message of %zu bytes is longer "
-                                "than %d", q, text, more, arg_len,
-                                WORKER_ERROR_MAX - 1);
+                                "script '%.*s%s': message of %zu bytes is "
+                                "longer "
+                                "than %d",
+                                q, text, more, arg_len, WORKER_ERROR_MAX - 1);
         if (arg_len)
             s.msg = arg;
         break;
@@ -102,25 +105,31 @@ int worker_script_parse(const char *text, size_t len, worker_script *out,
         int rc;
 
         if (!arg)
-            return script_error(err, err_size, "script '%.*s%s': %s needs a "
-                                "number in parentheses", q, text, more,
-                                script_names[k]);
+            return script_error(err, err_size,
+                                "script '%.*s%s': %s needs a "
+                                "number in parentheses",
+                                q, text, more, script_names[k]);
         rc = worker__parse_decimal(arg, arg_len, max, &v);
         if (rc == -ERANGE)
-            return script_error(err, err_size, "script '%.*s%s': %s %.*s%s is "
-                                "out of range 0..%llu", q, text, more,
-                                is_exit ? "exit code" : "delay", qa, arg,
-                                is_exit ? "" : " ms", max);
+            return script_error(err, err_size,
+                                "script '%.*s%s': %s %.*s%s is "
+                                "out of range 0..%llu",
+                                q, text, more, is_exit ? "exit code" : "delay",
+                                qa, arg, is_exit ? "" : " ms", max);
         if (rc)
-            return script_error(err, err_size, "script '%.*s%s': '%.*s' is not "
-                                "a decimal number", q, text, more, qa, arg);
+            return script_error(err, err_size,
+                                "script '%.*s%s': '%.*s' is not "
+                                "a decimal number",
+                                q, text, more, qa, arg);
         s.arg = (int)v;
         break;
     }
     default:
         if (paren)
-            return script_error(err, err_size, "script '%.*s%s': %s takes no "
-                                "argument", q, text, more, script_names[k]);
+            return script_error(err, err_size,
+                                "script '%.*s%s': %s takes no "
+                                "argument",
+                                q, text, more, script_names[k]);
         break;
     }
     if (msg_len)
@@ -131,14 +140,15 @@ int worker_script_parse(const char *text, size_t len, worker_script *out,
 
 /* ---- validation ---- */
 
-#define BAD(...)                                                            \
-    do {                                                                    \
-        if (msg_size)                                                       \
-            snprintf(msg, msg_size, __VA_ARGS__);                           \
-        return -EINVAL;                                                     \
+#define BAD(...)                                  \
+    do {                                          \
+        if (msg_size)                             \
+            snprintf(msg, msg_size, __VA_ARGS__); \
+        return -EINVAL;                           \
     } while (0)
 
-static int check_timeout(const char *field, double v, char *msg, size_t msg_size)
+static int check_timeout(const char *field, double v, char *msg,
+                         size_t msg_size)
 {
     if (isnan(v) || isinf(v))
         BAD("%s must be finite (got %g)", field, v);
@@ -158,13 +168,15 @@ static int check_script(const char *what, unsigned i, const worker_script *s,
         (s->arg < 0 || s->arg > WORKER_SCRIPT_DELAY_MAX_MS))
         BAD("%s %u: slow_fail delay must be 0..%d ms (got %d)", what, i,
             WORKER_SCRIPT_DELAY_MAX_MS, s->arg);
-    if (s->kind == WORKER_SCRIPT_EXIT && (s->arg < 0 || s->arg > WORKER_SCRIPT_EXIT_MAX))
+    if (s->kind == WORKER_SCRIPT_EXIT &&
+        (s->arg < 0 || s->arg > WORKER_SCRIPT_EXIT_MAX))
         BAD("%s %u: exit code must be 0..%d (got %d)", what, i,
             WORKER_SCRIPT_EXIT_MAX, s->arg);
     return 0;
 }
 
-int worker_options_validate(const worker_options *opt, char *msg, size_t msg_size)
+int worker_options_validate(const worker_options *opt, char *msg,
+                            size_t msg_size)
 {
     int rc;
 
@@ -174,26 +186,34 @@ int worker_options_validate(const worker_options *opt, char *msg, size_t msg_siz
         BAD("level must be %d..%d (got %d)", WORKER_LEVEL_MIN, WORKER_LEVEL_MAX,
             opt->level);
     if (opt->num_subs > WORKER_MAX_SUBS)
-        BAD("num_subs must be at most %d (got %u)", WORKER_MAX_SUBS, opt->num_subs);
+        BAD("num_subs must be at most %d (got %u)", WORKER_MAX_SUBS,
+            opt->num_subs);
     if (opt->num_chips > WORKER_MAX_CHIPS)
         BAD("num_chips must be at most %d (got %u)", WORKER_MAX_CHIPS,
             opt->num_chips);
     if (opt->num_chips && opt->level >= 4)
-        BAD("chips (device ids) are rejected at level >= 4 (level %d)", opt->level);
-    if ((rc = check_timeout("startup_timeout_s", opt->startup_timeout_s, msg, msg_size)) ||
-        (rc = check_timeout("rollback_timeout_s", opt->rollback_timeout_s, msg, msg_size)) ||
-        (rc = check_timeout("close_timeout_s", opt->close_timeout_s, msg, msg_size)) ||
-        (rc = check_timeout("drain_timeout_s", opt->drain_timeout_s, msg, msg_size)))
+        BAD("chips (device ids) are rejected at level >= 4 (level %d)",
+            opt->level);
+    if ((rc = check_timeout("startup_timeout_s", opt->startup_timeout_s, msg,
+                            msg_size)) ||
+        (rc = check_timeout("rollback_timeout_s", opt->rollback_timeout_s, msg,
+                            msg_size)) ||
+        (rc = check_timeout("close_timeout_s", opt->close_timeout_s, msg,
+                            msg_size)) ||
+        (rc = check_timeout("drain_timeout_s", opt->drain_timeout_s, msg,
+                            msg_size)))
         return rc;
     if (opt->device_leaks != WORKER_DEVICE_LEAKS_RECLAIM &&
         opt->device_leaks != WORKER_DEVICE_LEAKS_KEEP)
-        BAD("device_leaks must be RECLAIM or KEEP (got %d)", (int)opt->device_leaks);
+        BAD("device_leaks must be RECLAIM or KEEP (got %d)",
+            (int)opt->device_leaks);
     if (opt->chip_memory_bytes &&
         (opt->chip_memory_bytes < 4096 || opt->chip_memory_bytes > (1u << 30)))
         BAD("chip_memory_bytes must be 4096..%u (got %zu)", 1u << 30,
             opt->chip_memory_bytes);
     if (opt->chip_pipeline_depth > 8)
-        BAD("chip_pipeline_depth must be 1..8 (got %u)", opt->chip_pipeline_depth);
+        BAD("chip_pipeline_depth must be 1..8 (got %u)",
+            opt->chip_pipeline_depth);
     if (opt->sub_scripts && !opt->num_subs)
         BAD("sub_scripts given without sub children");
     if (opt->chip_scripts && !opt->num_chips)
@@ -202,7 +222,8 @@ int worker_options_validate(const worker_options *opt, char *msg, size_t msg_siz
         if ((rc = check_script("sub", i, &opt->sub_scripts[i], msg, msg_size)))
             return rc;
     for (unsigned i = 0; opt->chip_scripts && i < opt->num_chips; i++)
-        if ((rc = check_script("chip", i, &opt->chip_scripts[i], msg, msg_size)))
+        if ((rc = check_script("chip", i, &opt->chip_scripts[i], msg,
+                               msg_size)))
             return rc;
     if ((rc = check_script("self", 0, &opt->self_script, msg, msg_size)))
         return rc;

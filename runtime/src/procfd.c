@@ -61,8 +61,9 @@ bool worker__pidfd_missing(void)
     if (missing < 0) {
         const char *force = getenv("WORKER_PROCFD");
         /* Under valgrind, not even a probe: it would warn of the syscall. */
-        int fd = RUNNING_ON_VALGRIND ? -1
-                                     : (int)syscall(SYS_pidfd_open, getpid(), 0);
+        int fd = RUNNING_ON_VALGRIND
+                     ? -1
+                     : (int)syscall(SYS_pidfd_open, getpid(), 0);
         if (RUNNING_ON_VALGRIND)
             errno = ENOSYS;
         missing = (fd < 0 && errno == ENOSYS) ||

@@ -71,7 +71,7 @@ reaped:
 /* Reap every child of the set that exits before the deadline. Returns the
    number still unreaped. */
 size_t worker__wait_reap(worker *w, struct worker__child **set, size_t n,
-                        int64_t deadline)
+                         int64_t deadline)
 {
     struct pollfd pfd[MAX_WAIT];
     size_t left;
@@ -123,7 +123,8 @@ static pid_t find_child_in_group(pid_t pgid)
 
         if (e->d_name[0] == '.')
             continue;
-        worker__fmt(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
+        worker__fmt(path, sizeof(path), "/proc/self/task/%s/children",
+                    e->d_name);
         cfd = open(path, O_RDONLY | O_CLOEXEC);
         if (cfd < 0)
             continue;

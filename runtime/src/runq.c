@@ -20,10 +20,14 @@
 const char *worker__ctl_name(unsigned cmd)
 {
     switch (cmd) {
-    case WORKER_CONTROL_PING: return "ping";
-    case WORKER__CTRL_DEV_ALLOC: return "device_alloc";
-    case WORKER__CTRL_DEV_FREE: return "device_free";
-    case WORKER_CONTROL_DEVICE_REGIONS: return "device_regions";
+    case WORKER_CONTROL_PING:
+        return "ping";
+    case WORKER__CTRL_DEV_ALLOC:
+        return "device_alloc";
+    case WORKER__CTRL_DEV_FREE:
+        return "device_free";
+    case WORKER_CONTROL_DEVICE_REGIONS:
+        return "device_regions";
     }
     return "?";
 }
@@ -140,7 +144,7 @@ bool worker__job_check_done(worker *w, worker_job *job)
 
 /* A task reached a terminal state. First error wins per job. */
 void worker__task_finish(worker *w, struct worker__task *t, bool ok, int rc,
-                        const char *msg)
+                         const char *msg)
 {
     worker_job *job = t->job;
 

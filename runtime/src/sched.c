@@ -47,7 +47,8 @@ static void poison(worker *w, struct worker__child *c, const char *fmt, ...)
 }
 
 static void ctl_finish(struct worker__child *c, int rc, uint64_t result,
-                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                       const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 static void ctl_finish(struct worker__child *c, int rc, uint64_t result,
                        const char *fmt, ...)
@@ -183,7 +184,8 @@ static bool collect_ctl(worker *w, struct worker__child *c, int64_t now)
         atomic_compare_exchange_strong(&f->state, &expected, WORKER__MB_IDLE);
         if (err)
             ctl_finish(c, -EIO, 0, "%scontrol %s failed on child: %s", pre,
-                       worker__ctl_name(c->ctl->cmd), m[0] ? m : "(no message)");
+                       worker__ctl_name(c->ctl->cmd),
+                       m[0] ? m : "(no message)");
         else
             ctl_finish(c, 0, result, NULL);
         return true;
@@ -218,13 +220,15 @@ static void mark_dead(worker *w, struct worker__child *c, int status)
         char m[WORKER_ERROR_MAX];
 
         c->inflight = NULL;
-        worker__fmt(m, sizeof(m), "%schild process pid %d died during a task (%s)",
-                    pre, (int)c->pid, st);
+        worker__fmt(m, sizeof(m),
+                    "%schild process pid %d died during a task (%s)", pre,
+                    (int)c->pid, st);
         worker__task_finish(w, t, false, -EIO, m);
     }
     if (c->ctl && c->ctl_issued)
-        ctl_finish(c, -EIO, 0, "%schild process pid %d died during control %s (%s)",
-                   pre, (int)c->pid, worker__ctl_name(c->ctl->cmd), st);
+        ctl_finish(c, -EIO, 0,
+                   "%schild process pid %d died during control %s (%s)", pre,
+                   (int)c->pid, worker__ctl_name(c->ctl->cmd), st);
     poison(w, c, "%schild process pid %d is gone (%s)", pre, (int)c->pid, st);
 }
 
@@ -251,8 +255,9 @@ static void pump_endpoint(worker *w, struct worker__child *c)
         c->q_head = t->qnext;
         if (r < 0) {
             char m[WORKER_ERROR_MAX];
-            worker__fmt(m, sizeof(m), "task %u poisoned: it depends on failed task %u",
-                        t->id, bad);
+            worker__fmt(m, sizeof(m),
+                        "task %u poisoned: it depends on failed task %u", t->id,
+                        bad);
             worker__task_finish(w, t, false, -EIO, m);
             continue;
         }
@@ -285,12 +290,13 @@ static void pump_any(worker *w)
             }
         }
         if (!any_live) {
-            worker__fmt(m, sizeof(m), "sub_worker: no live sub worker for task %u",
-                        t->id);
+            worker__fmt(m, sizeof(m),
+                        "sub_worker: no live sub worker for task %u", t->id);
             drop = true;
         } else if ((r = worker__task_ready(t, &bad)) < 0) {
-            worker__fmt(m, sizeof(m), "task %u poisoned: it depends on failed task %u",
-                        t->id, bad);
+            worker__fmt(m, sizeof(m),
+                        "task %u poisoned: it depends on failed task %u", t->id,
+                        bad);
             drop = true;
         } else if (r == 0) {
             last = t; /* not ready: later ones may be (no order among ANY) */
@@ -384,7 +390,8 @@ static void *sched_main(void *arg)
         pfd[n++].events = POLLIN;
         for (size_t i = 0; i < w->n_children; i++) {
             struct worker__child *c = &w->children[i];
-            if (c->cstate != WORKER__C_READY || c->reaped || c->dead || c->pidfd < 0)
+            if (c->cstate != WORKER__C_READY || c->reaped || c->dead ||
+                c->pidfd < 0)
                 continue;
             who[nc++] = c;
             pfd[n].fd = c->pidfd;
@@ -517,7 +524,8 @@ void worker__sched_stop(worker *w, bool abandon)
     for (size_t i = 0; i < w->n_children; i++) {
         struct worker__child *c = &w->children[i];
         if (c->ctl)
-            ctl_finish(c, -ESHUTDOWN, 0, "worker closed while the control "
+            ctl_finish(c, -ESHUTDOWN, 0,
+                       "worker closed while the control "
                        "command was in flight");
         if (!abandon)
             continue;
@@ -525,12 +533,14 @@ void worker__sched_stop(worker *w, bool abandon)
             struct worker__task *t = c->inflight;
             c->inflight = NULL;
             worker__task_finish(w, t, false, -ESHUTDOWN,
-                        "worker closed with the task in flight");
+                                "worker closed with the task in flight");
         }
-        fail_queue(w, &c->q_head, &c->q_tail, "worker closed before the task ran");
+        fail_queue(w, &c->q_head, &c->q_tail,
+                   "worker closed before the task ran");
     }
     if (abandon)
-        fail_queue(w, &w->anyq_head, &w->anyq_tail, "worker closed before the task ran");
+        fail_queue(w, &w->anyq_head, &w->anyq_tail,
+                   "worker closed before the task ran");
     pthread_mutex_unlock(&w->mu);
     worker__notify(w);
     if (w->kick_fd >= 0)
@@ -559,8 +569,10 @@ int worker__dispatch_drain(worker *w, int64_t deadline_ns, char *msg,
             tasks += j->n_tasks - j->n_done;
         }
     pthread_mutex_unlock(&w->mu);
-    worker__fmt(msg, msg_size, "%u run(s) still in flight (%u orchestration "
-                "function(s) running, %u task(s) not done)", jobs, ops, tasks);
+    worker__fmt(msg, msg_size,
+                "%u run(s) still in flight (%u orchestration "
+                "function(s) running, %u task(s) not done)",
+                jobs, ops, tasks);
     return -ETIMEDOUT;
 }
 

@@ -28,7 +28,8 @@ bool worker__shutdown_requested(const worker__mailbox *mb)
 {
     return worker__mb_load(&mb->frame[0].shutdown) ||
            worker__mb_load(&mb->frame[0].state) == WORKER__MB_SHUTDOWN ||
-           worker__self.parent_gone || getppid() != worker__self.ppid_before_fork;
+           worker__self.parent_gone ||
+           getppid() != worker__self.ppid_before_fork;
 }
 
 _Noreturn void worker__child_exit(int code)

@@ -46,7 +46,8 @@ static bool protected_name(const char *name, const char *const *protect,
                            size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (protect[i] && protect[i][0] == '/' && strcmp(protect[i] + 1, name) == 0)
+        if (protect[i] && protect[i][0] == '/' &&
+            strcmp(protect[i] + 1, name) == 0)
             return true;
     return false;
 }

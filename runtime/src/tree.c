@@ -47,7 +47,8 @@ static bool cancelled(const worker *w)
     if (atomic_load(&((worker *)w)->cancel))
         return true;
     /* Inside a next-level child: the parent's SIGTERM or its death. */
-    return worker__self.is_child && (worker__self.cancel || worker__self.parent_gone);
+    return worker__self.is_child &&
+           (worker__self.cancel || worker__self.parent_gone);
 }
 
 static void drain_doorbell(const worker *w)
@@ -150,23 +151,26 @@ static void journal_inventory(worker *w, const char *what)
     for (size_t i = 0; i < w->n_journal && off < sizeof(buf) - 40; i++) {
         const struct worker__jentry *j = &w->journal[i];
         if (j->kind == WORKER__J_CHILD)
-            off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s %u (pid %d)",
-                                    i ? ", " : "", worker_child_kind_name(j->c.kind),
+            off += (size_t)snprintf(buf + off, sizeof(buf) - off,
+                                    "%s%s %u (pid %d)", i ? ", " : "",
+                                    worker_child_kind_name(j->c.kind),
                                     j->c.index, (int)j->c.pid);
         else
             off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%sshm %s",
                                     i ? ", " : "", j->c.shm_name);
     }
-    worker__set_error(w, "%s left resources un-reclaimed (journaled for the next "
-                         "close): %s", what, buf);
+    worker__set_error(w,
+                      "%s left resources un-reclaimed (journaled for the next "
+                      "close): %s",
+                      what, buf);
 }
 
 /* ---- fork ---- */
 
 static void child_label(const struct worker__child *c, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s worker %u (pid %d)", worker_child_kind_name(c->kind),
-             c->index, (int)c->pid);
+    snprintf(buf, size, "%s worker %u (pid %d)",
+             worker_child_kind_name(c->kind), c->index, (int)c->pid);
 }
 
 static int spawn(worker *w, struct worker__child *c)
@@ -194,7 +198,8 @@ static int spawn(worker *w, struct worker__child *c)
         /* One budget for the whole tree: min(parent's deadline, own). */
         n->deadline_ns = mine < w->deadline_ns ? mine : w->deadline_ns;
         snprintf(n->ns_root, sizeof(n->ns_root), "%s", w->ns_root);
-        worker__fmt(n->ns_path, sizeof(n->ns_path), "%sn%u.", w->ns_path, c->index);
+        worker__fmt(n->ns_path, sizeof(n->ns_path), "%sn%u.", w->ns_path,
+                    c->index);
         snprintf(c->nested_prefix, sizeof(c->nested_prefix), "%s%s", n->ns_root,
                  n->ns_path);
         n->gates = w->gates;
@@ -223,8 +228,9 @@ static int spawn(worker *w, struct worker__child *c)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
         worker__procfd_after_fork(pid, exit_rd);
-        worker__set_error(w, "fork of %s %u: %s", worker_child_kind_name(c->kind),
-                          c->index, strerror(rc));
+        worker__set_error(w, "fork of %s %u: %s",
+                          worker_child_kind_name(c->kind), c->index,
+                          strerror(rc));
         worker__mailbox_unmap(c->mb);
         c->mb = NULL;
         shm_unlink(c->shm_name);
@@ -261,14 +267,16 @@ static int spawn(worker *w, struct worker__child *c)
 static int barrier_fail_exited(worker *w, struct worker__child *c)
 {
     char who[96], st[64], note[96];
-    uint32_t s = c->mb ? worker__mb_load(&c->mb->frame[0].state) : WORKER__MB_IDLE;
+    uint32_t s = c->mb ? worker__mb_load(&c->mb->frame[0].state)
+                       : WORKER__MB_IDLE;
 
     child_label(c, who, sizeof(who));
     /* The error tuple was written before INIT_FAILED was released, and the
        child exited after that: the message wins over the wait status. */
     if (s == WORKER__MB_INIT_FAILED) {
         c->cstate = WORKER__C_FAILED;
-        worker__set_error(w, "%s failed during init: %s", who, c->mb->frame[0].msg);
+        worker__set_error(w, "%s failed during init: %s", who,
+                          c->mb->frame[0].msg);
         return -EIO;
     }
     worker__describe_status(c->wait_status, st, sizeof(st));
@@ -344,8 +352,10 @@ static int barrier(worker *w, size_t first, size_t count)
                                         pending[i]->index, (int)pending[i]->pid,
                                         note);
             }
-            worker__set_error(w, "%s worker(s) [%s] did not become ready within the "
-                                 "startup deadline (startup deadline exceeded)",
+            worker__set_error(w,
+                              "%s worker(s) [%s] did not become ready within "
+                              "the "
+                              "startup deadline (startup deadline exceeded)",
                               worker_child_kind_name(pending[0]->kind), list);
             return -ETIMEDOUT;
         }
@@ -365,8 +375,8 @@ static int barrier(worker *w, size_t first, size_t count)
 
 /* ---- rollback ---- */
 
-static void report_child(worker *w, const struct worker__child *c, bool was_ready,
-                         bool was_failed)
+static void report_child(worker *w, const struct worker__child *c,
+                         bool was_ready, bool was_failed)
 {
     worker_rollback_report *r = &w->rollback;
     worker_rollback_entry *e;
@@ -412,7 +422,8 @@ static void rollback(worker *w)
     char msg[WORKER_ERROR_MAX];
     int64_t start = worker__now_ns();
     int64_t deadline = start + worker__s_to_ns(w->opt.rollback_timeout_s);
-    int64_t graceful_deadline = deadline - kill_reserve(w->opt.rollback_timeout_s);
+    int64_t graceful_deadline = deadline -
+                                kill_reserve(w->opt.rollback_timeout_s);
 
     memset(&w->rollback, 0, sizeof(w->rollback));
     w->rollback.happened = true;
@@ -484,7 +495,7 @@ static int fork_group(worker *w, worker_child_kind kind, unsigned count)
         c->index = i;
         c->pidfd = -1;
         worker__fmt(c->shm_name, sizeof(c->shm_name), "%s%s-%u", w->prefix,
-                 worker_child_kind_name(kind), i);
+                    worker_child_kind_name(kind), i);
         if (kind == WORKER_CHILD_SUB && w->sub_scripts)
             c->script = w->sub_scripts[i];
         else if (kind == WORKER_CHILD_CHIP && w->chip_scripts)
@@ -521,7 +532,8 @@ int worker__start(worker *w)
         goto fail;
     }
     if (worker__now_ns() > w->deadline_ns) {
-        worker__set_error(w, "startup deadline exceeded before the READY commit");
+        worker__set_error(w,
+                          "startup deadline exceeded before the READY commit");
         rc = -ETIMEDOUT;
         goto fail;
     }
@@ -608,10 +620,11 @@ int worker__teardown(worker *w)
             continue;
         }
         if (c->sigkill_sent && off < sizeof(abnormal) - 64)
-            off += (size_t)snprintf(abnormal + off, sizeof(abnormal) - off,
-                                    "%s%s %u (pid %d) ignored SHUTDOWN and was killed",
-                                    off ? "; " : "", worker_child_kind_name(c->kind),
-                                    c->index, (int)c->pid);
+            off += (size_t)
+                snprintf(abnormal + off, sizeof(abnormal) - off,
+                         "%s%s %u (pid %d) ignored SHUTDOWN and was killed",
+                         off ? "; " : "", worker_child_kind_name(c->kind),
+                         c->index, (int)c->pid);
         else if (c->wait_status != 0 && off < sizeof(abnormal) - 64) {
             char st[64];
             worker__describe_status(c->wait_status, st, sizeof(st));

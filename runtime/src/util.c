@@ -127,9 +127,12 @@ const char *worker_state_name(worker_state state)
 const char *worker_child_kind_name(worker_child_kind kind)
 {
     switch (kind) {
-    case WORKER_CHILD_SUB: return "sub";
-    case WORKER_CHILD_CHIP: return "chip";
-    case WORKER_CHILD_NEXT: return "next";
+    case WORKER_CHILD_SUB:
+        return "sub";
+    case WORKER_CHILD_CHIP:
+        return "chip";
+    case WORKER_CHILD_NEXT:
+        return "next";
     }
     return "?";
 }

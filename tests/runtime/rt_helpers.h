@@ -122,43 +122,44 @@ static inline int rt_await_exit(pid_t pid, int timeout_ms)
     return n == 1 ? 0 : -ETIMEDOUT;
 }
 
-#define assert_contains(hay, needle)                                          \
-    do {                                                                      \
-        const char *h_ = (hay);                                               \
-        if (!h_ || !strstr(h_, (needle)))                                     \
-            fail_msg("expected \"%s\" in \"%s\"", (needle), h_ ? h_ : "(null)"); \
+#define assert_contains(hay, needle)                        \
+    do {                                                    \
+        const char *h_ = (hay);                             \
+        if (!h_ || !strstr(h_, (needle)))                   \
+            fail_msg("expected \"%s\" in \"%s\"", (needle), \
+                     h_ ? h_ : "(null)");                   \
     } while (0)
 
-#define assert_not_contains(hay, needle)                                      \
-    do {                                                                      \
-        const char *h_ = (hay);                                               \
-        if (h_ && strstr(h_, (needle)))                                       \
-            fail_msg("did not expect \"%s\" in \"%s\"", (needle), h_);        \
+#define assert_not_contains(hay, needle)                               \
+    do {                                                               \
+        const char *h_ = (hay);                                        \
+        if (h_ && strstr(h_, (needle)))                                \
+            fail_msg("did not expect \"%s\" in \"%s\"", (needle), h_); \
     } while (0)
 
 /* A child of ours that was reaped: waitpid says ECHILD. */
-#define assert_reaped(pid)                                                    \
-    do {                                                                      \
-        pid_t p_ = (pid);                                                     \
-        errno = 0;                                                            \
-        if (waitpid(p_, NULL, WNOHANG) != -1 || errno != ECHILD)              \
-            fail_msg("pid %d is not reaped", (int)p_);                        \
+#define assert_reaped(pid)                                       \
+    do {                                                         \
+        pid_t p_ = (pid);                                        \
+        errno = 0;                                               \
+        if (waitpid(p_, NULL, WNOHANG) != -1 || errno != ECHILD) \
+            fail_msg("pid %d is not reaped", (int)p_);           \
     } while (0)
 
 /* A child of ours that is alive: waitpid WNOHANG returns 0. */
-#define assert_alive(pid)                                                     \
-    do {                                                                      \
-        pid_t p_ = (pid);                                                     \
-        if (waitpid(p_, NULL, WNOHANG) != 0)                                  \
-            fail_msg("pid %d is not a live child", (int)p_);                  \
+#define assert_alive(pid)                                    \
+    do {                                                     \
+        pid_t p_ = (pid);                                    \
+        if (waitpid(p_, NULL, WNOHANG) != 0)                 \
+            fail_msg("pid %d is not a live child", (int)p_); \
     } while (0)
 
 /* A process that is not our child no longer exists. */
-#define assert_gone(pid)                                                      \
-    do {                                                                      \
-        pid_t p_ = (pid);                                                     \
-        if (kill(p_, 0) == 0 || errno != ESRCH)                               \
-            fail_msg("pid %d still exists", (int)p_);                         \
+#define assert_gone(pid)                              \
+    do {                                              \
+        pid_t p_ = (pid);                             \
+        if (kill(p_, 0) == 0 || errno != ESRCH)       \
+            fail_msg("pid %d still exists", (int)p_); \
     } while (0)
 
 /* A counter in MAP_SHARED memory: children's increments are visible. */
@@ -179,7 +180,8 @@ static inline size_t rt_children_of(pid_t pid, pid_t *out, size_t max)
 {
     char path[64], buf[4096];
     size_t n = 0;
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
+             (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;

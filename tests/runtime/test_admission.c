@@ -38,8 +38,15 @@ static int noop_orch(worker_job *job, void *arg)
     return 0;
 }
 
-enum op { OP_INIT, OP_ADD_CHILD, OP_REGISTER, OP_RUN, OP_CONTROL, OP_DEVICE,
-          OP_COUNT };
+enum op {
+    OP_INIT,
+    OP_ADD_CHILD,
+    OP_REGISTER,
+    OP_RUN,
+    OP_CONTROL,
+    OP_DEVICE,
+    OP_COUNT
+};
 static const char *const op_names[OP_COUNT] = {
     "init", "add_child", "register", "run", "control", "device",
 };
@@ -105,7 +112,8 @@ static mpfw_tree *tree(const char *spec, const char *faults, worker_gates *g,
     mpfw_options o = rt_fast_options();
     o.faults = faults;
     o.gates = g;
-    int rc = init ? mpfw_tree_spin_up(&t, spec, &o) : mpfw_tree_new(&t, spec, &o);
+    int rc = init ? mpfw_tree_spin_up(&t, spec, &o)
+                  : mpfw_tree_new(&t, spec, &o);
     (void)rc;
     return t;
 }
@@ -165,18 +173,24 @@ static void state_initializing(void **state)
     int hold[2];
     assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
     struct waiter first = { w, OP_INIT, -1, 0, hold[0] };
-    assert_int_equal(pthread_create(&first.thread, NULL, call_in_thread, &first), 0);
+    assert_int_equal(pthread_create(&first.thread, NULL, call_in_thread,
+                                    &first),
+                     0);
     assert_int_equal(worker_gate_await_arrivals(g, 0, 1, 5000), 0);
     assert_int_equal(worker_get_state(w), WORKER_INITIALIZING);
-    expect_refused(w, OP_ADD_CHILD, -EBUSY, "add_child before init: worker is INITIALIZING");
+    expect_refused(w, OP_ADD_CHILD, -EBUSY,
+                   "add_child before init: worker is INITIALIZING");
     expect_refused(w, OP_REGISTER, -EBUSY, "(worker is INITIALIZING)");
     struct waiter waiting[] = {
-        { w, OP_INIT, -1, 0, -1 },    { w, OP_RUN, -1, 0, -1 },
-        { w, OP_CONTROL, -1, 0, -1 }, { w, OP_DEVICE, -1, 0, -1 },
+        { w, OP_INIT, -1, 0, -1 },
+        { w, OP_RUN, -1, 0, -1 },
+        { w, OP_CONTROL, -1, 0, -1 },
+        { w, OP_DEVICE, -1, 0, -1 },
     };
     for (size_t i = 0; i < 4; i++)
         assert_int_equal(pthread_create(&waiting[i].thread, NULL,
-                                        call_in_thread, &waiting[i]), 0);
+                                        call_in_thread, &waiting[i]),
+                         0);
     assert_int_equal(worker_gate_await_arrivals(g, 1, 4, 5000), 0);
     assert_int_equal(worker_gate_open(g, 1), 0);
     assert_int_equal(worker_gate_open(g, 0), 0);
@@ -184,8 +198,8 @@ static void state_initializing(void **state)
         assert_int_equal(pthread_join(waiting[i].thread, NULL), 0);
     /* Each took the epoch's outcome (READY) and went on: a call that had
        not waited would have said -EINPROGRESS or "not initialized". */
-    assert_int_equal(waiting[0].rc, 0);       /* init: the epoch's 0 */
-    assert_int_equal(waiting[1].rc, 0);       /* run */
+    assert_int_equal(waiting[0].rc, 0); /* init: the epoch's 0 */
+    assert_int_equal(waiting[1].rc, 0); /* run */
     if (waiting[2].rc != 0)
         fail_msg("control after waiting: %d (%s)", waiting[2].rc,
                  worker_last_error(w));
@@ -206,7 +220,8 @@ static void state_ready(void **state)
     worker *w = mpfw_tree_root(t);
     assert_int_equal(worker_get_state(w), WORKER_READY);
     expect_refused(w, OP_INIT, -EALREADY, "already initialized");
-    expect_refused(w, OP_ADD_CHILD, -EBUSY, "add_child before init: worker is READY");
+    expect_refused(w, OP_ADD_CHILD, -EBUSY,
+                   "add_child before init: worker is READY");
     expect_refused(w, OP_REGISTER, -EBUSY,
                    "register before init: callables are copied into the "
                    "children when they are forked (worker is READY)");
@@ -225,7 +240,8 @@ static void state_failed(void **state)
     assert_int_equal(worker_get_state(w), WORKER_FAILED);
     expect_refused(w, OP_INIT, -EPERM,
                    "startup failed; close this worker and create a new one");
-    expect_refused(w, OP_ADD_CHILD, -EBUSY, "add_child before init: worker is FAILED");
+    expect_refused(w, OP_ADD_CHILD, -EBUSY,
+                   "add_child before init: worker is FAILED");
     expect_refused(w, OP_REGISTER, -EPERM, "register: startup failed");
     expect_refused(w, OP_RUN, -EPERM, "run: startup failed");
     expect_refused(w, OP_CONTROL, -EPERM, "control: startup failed");
@@ -241,7 +257,8 @@ static void state_closed(void **state)
     assert_int_equal(worker_close(w), 0);
     assert_int_equal(worker_get_state(w), WORKER_CLOSED);
     expect_refused(w, OP_INIT, -ESHUTDOWN, "worker is closed");
-    expect_refused(w, OP_ADD_CHILD, -EBUSY, "add_child before init: worker is CLOSED");
+    expect_refused(w, OP_ADD_CHILD, -EBUSY,
+                   "add_child before init: worker is CLOSED");
     expect_refused(w, OP_REGISTER, -ESHUTDOWN, "register: worker is closed");
     expect_refused(w, OP_RUN, -ESHUTDOWN, "run: worker is closed");
     expect_refused(w, OP_CONTROL, -ESHUTDOWN, "control: worker is closed");

@@ -19,13 +19,18 @@
 static int noop_sub(void *arg, const void *args, size_t len, char *msg,
                     size_t msg_size)
 {
-    (void)arg; (void)args; (void)len; (void)msg; (void)msg_size;
+    (void)arg;
+    (void)args;
+    (void)len;
+    (void)msg;
+    (void)msg_size;
     return 0;
 }
 
 static int noop_orch(worker_job *job, void *arg)
 {
-    (void)job; (void)arg;
+    (void)job;
+    (void)arg;
     return 0;
 }
 
@@ -61,7 +66,8 @@ static void register_stops_at_the_callable_limit(void **state)
 
     for (int i = 0; i < WORKER_MAX_CALLABLES; i++)
         assert_int_equal(worker_register_sub(w, NULL, noop_sub, NULL), i);
-    assert_int_equal(worker_register_sub(w, "one_more", noop_sub, NULL), -ENOSPC);
+    assert_int_equal(worker_register_sub(w, "one_more", noop_sub, NULL),
+                     -ENOSPC);
     assert_string_equal(worker_last_error(w), "register: at most 64 callables");
 }
 
@@ -76,8 +82,9 @@ static void register_after_a_failed_startup_is_refused(void **state)
     assert_int_equal(worker_init(w), -EIO);
     assert_int_equal(worker_get_state(w), WORKER_FAILED);
     assert_int_equal(worker_register_sub(w, "late", noop_sub, NULL), -EPERM);
-    assert_string_equal(worker_last_error(w), "register: startup failed; close "
-                                              "this worker and create a new one");
+    assert_string_equal(worker_last_error(w),
+                        "register: startup failed; close "
+                        "this worker and create a new one");
 }
 
 /* ---- submit ---- */
@@ -101,7 +108,8 @@ static int submit_bad_tasks(worker_job *job, void *arg)
     worker *w = worker_job_worker(job);
     for (unsigned i = 0; i < rs->n; i++) {
         rs->r[i].rc = worker_submit_task(job, &rs->r[i].task);
-        snprintf(rs->r[i].error, sizeof rs->r[i].error, "%s", worker_last_error(w));
+        snprintf(rs->r[i].error, sizeof rs->r[i].error, "%s",
+                 worker_last_error(w));
     }
     rs->wait_rc = worker_wait(job, 1.0);
     snprintf(rs->wait_error, sizeof rs->wait_error, "%s", worker_last_error(w));
@@ -122,12 +130,14 @@ static void submit_refuses_each_bad_task_with_its_reason(void **state)
         { { WORKER_CHILD_SUB, -7, 0, NULL, 0, NULL, 0, NULL, 0 },
           "submit: no sub worker -7 (the worker has 2)" },
         { { WORKER_CHILD_SUB, WORKER_ANY, 1, NULL, 0, NULL, 0, NULL, 0 },
-          "submit: no sub callable with id 1 (ids come from worker_register_sub)" },
+          "submit: no sub callable with id 1 (ids come from "
+          "worker_register_sub)" },
         { { WORKER_CHILD_SUB, 0, 0, blob, sizeof blob, NULL, 0, NULL, 0 },
           "submit: argument blob of 3073 bytes (at most 3072)" },
         { { WORKER_CHILD_SUB, 0, 0, NULL, 4, NULL, 0, NULL, 0 },
           "submit: argument blob of 4 bytes (at most 3072)" },
-        { { WORKER_CHILD_CHIP, 1, WORKER_KERNEL_NOOP, NULL, 0, NULL, 0, NULL, 0 },
+        { { WORKER_CHILD_CHIP, 1, WORKER_KERNEL_NOOP, NULL, 0, NULL, 0, NULL,
+            0 },
           "submit: no chip 1 (the worker has 1)" },
         { { WORKER_CHILD_CHIP, 0, 0, NULL, 0, NULL, 0, NULL, 0 },
           "submit: no kernel with id 0" },
@@ -159,8 +169,8 @@ static void submit_refuses_each_bad_task_with_its_reason(void **state)
     }
     /* The job's own orchestration function cannot wait for the job. */
     assert_int_equal(rs.wait_rc, -EDEADLK);
-    assert_string_equal(rs.wait_error,
-                        "wait: called from the job's own orchestration function");
+    assert_string_equal(rs.wait_error, "wait: called from the job's own "
+                                       "orchestration function");
 }
 
 static void submit_to_a_worker_without_subs_names_it(void **state)

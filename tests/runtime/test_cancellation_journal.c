@@ -101,7 +101,8 @@ static void failure_keeps_entry(void **state)
 {
     worker_gates *g;
     char prefix[128];
-    worker *w = ready_tree_with_held_reap("L3{sub}", &g, prefix, sizeof(prefix));
+    worker *w = ready_tree_with_held_reap("L3{sub}", &g, prefix,
+                                          sizeof(prefix));
 
     assert_int_equal(worker_close(w), -ETIMEDOUT);
     assert_int_equal(worker_journal_size(w), 1);
@@ -120,7 +121,8 @@ static void success_removes_entry(void **state)
 {
     worker_gates *g;
     char prefix[128];
-    worker *w = ready_tree_with_held_reap("L3{sub}", &g, prefix, sizeof(prefix));
+    worker *w = ready_tree_with_held_reap("L3{sub}", &g, prefix,
+                                          sizeof(prefix));
 
     assert_int_equal(worker_close(w), -ETIMEDOUT);
     worker_gate_open(g, 0);
@@ -134,7 +136,8 @@ static void failed_entry_retryable(void **state)
 {
     worker_gates *g;
     char prefix[128];
-    worker *w = ready_tree_with_held_reap("L3{chip}", &g, prefix, sizeof(prefix));
+    worker *w = ready_tree_with_held_reap("L3{chip}", &g, prefix,
+                                          sizeof(prefix));
 
     assert_int_equal(worker_close(w), -ETIMEDOUT);
     assert_int_equal(worker_close(w), -ETIMEDOUT); /* still held */
@@ -150,7 +153,8 @@ static void all_entries_attempted_on_failure(void **state)
 {
     worker_gates *g;
     char prefix[128];
-    worker *w = ready_tree_with_held_reap("L3{sub*2,chip}", &g, prefix, sizeof(prefix));
+    worker *w = ready_tree_with_held_reap("L3{sub*2,chip}", &g, prefix,
+                                          sizeof(prefix));
 
     assert_int_equal(worker_close(w), -ETIMEDOUT);
     assert_int_equal(worker_journal_size(w), 3);
@@ -164,7 +168,8 @@ static void errors_accumulated(void **state)
 {
     worker_gates *g;
     char prefix[128];
-    worker *w = ready_tree_with_held_reap("L3{sub*2}", &g, prefix, sizeof(prefix));
+    worker *w = ready_tree_with_held_reap("L3{sub*2}", &g, prefix,
+                                          sizeof(prefix));
 
     assert_int_equal(worker_close(w), -ETIMEDOUT);
     assert_contains(worker_last_error(w), "sub 0 (pid");
@@ -335,7 +340,8 @@ static void journal_persists_after_close_failure(void **state)
 {
     worker_gates *g;
     char prefix[128];
-    worker *w = ready_tree_with_held_reap("L4{L3{sub,chip}}", &g, prefix, sizeof(prefix));
+    worker *w = ready_tree_with_held_reap("L4{L3{sub,chip}}", &g, prefix,
+                                          sizeof(prefix));
 
     assert_int_equal(worker_close(w), -ETIMEDOUT);
     assert_int_equal(worker_get_state(w), WORKER_CLOSED);
@@ -351,7 +357,8 @@ static void fully_reaped_abort_leaves_empty_journal(void **state)
     mpfw_tree *t;
     mpfw_options o = fast_options();
 
-    assert_int_equal(mpfw_tree_spin_up(&t, "L4{L3{sub,chip}:fail,L3{sub}}", &o), -EIO);
+    assert_int_equal(mpfw_tree_spin_up(&t, "L4{L3{sub,chip}:fail,L3{sub}}", &o),
+                     -EIO);
     worker *w = mpfw_tree_root(t);
     assert_int_equal(worker_journal_size(w), 0);
     assert_int_equal(worker_child_pids(w, WORKER_CHILD_NEXT, NULL, 0), 0);
@@ -385,7 +392,8 @@ static void journal_retry_on_close(void **state)
 {
     worker_gates *g;
     char prefix[128];
-    worker *w = ready_tree_with_held_reap("L3{sub,chip*2}", &g, prefix, sizeof(prefix));
+    worker *w = ready_tree_with_held_reap("L3{sub,chip*2}", &g, prefix,
+                                          sizeof(prefix));
 
     assert_int_equal(worker_close(w), -ETIMEDOUT);
     assert_int_equal(worker_journal_size(w), 3);
@@ -410,7 +418,8 @@ static void shm_name_with_token(void **state)
     const char *prefix = worker_shm_prefix(mpfw_tree_root(t));
     snprintf(expect, sizeof(expect), "/wk-%d-", (int)getpid());
     assert_int_equal(strncmp(prefix, expect, strlen(expect)), 0);
-    assert_int_equal(sscanf(prefix + strlen(expect), "%8x-%n", &token, &used), 1);
+    assert_int_equal(sscanf(prefix + strlen(expect), "%8x-%n", &token, &used),
+                     1);
     assert_int_equal(used, 9);
     assert_int_equal(strlen(prefix), strlen(expect) + 9);
     snprintf(name, sizeof(name), "%ssub-0", prefix);
@@ -529,7 +538,8 @@ int main(void)
         mpfw_unit_test(close_cancels_init_reaches_closed, 5000),
         mpfw_unit_test(uncooperative_init_bounds_the_close_wait, 5000),
         mpfw_unit_test(closed_absorbing, 5000),
-        mpfw_unit_test(unreaped_sigkill_survivor_is_journaled_with_live_shm, 5000),
+        mpfw_unit_test(unreaped_sigkill_survivor_is_journaled_with_live_shm,
+                       5000),
         mpfw_unit_test(journal_reclaims_child_already_reaped_elsewhere, 5000),
         mpfw_unit_test(journal_persists_after_close_failure, 5000),
         mpfw_unit_test(fully_reaped_abort_leaves_empty_journal, 5000),
@@ -537,7 +547,8 @@ int main(void)
         mpfw_unit_test(journal_retry_on_close, 5000),
         mpfw_unit_test(shm_name_with_token, 5000),
         mpfw_unit_test(shm_name_without_token, 2000),
-        mpfw_unit_test(root_assigns_unique_tokens_to_the_whole_nested_tree, 5000),
+        mpfw_unit_test(root_assigns_unique_tokens_to_the_whole_nested_tree,
+                       5000),
         mpfw_unit_test(root_namespace_scan_reclaims_nested_only, 5000),
         mpfw_unit_test(reclaim_stale_only_touches_dead_roots, 5000),
         mpfw_unit_test(new_worker_close_journal_empty, 2000),

@@ -32,11 +32,14 @@ static void ping_returns_the_child_pid(void **state)
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L4{sub,L3{chip}}", &o), 0);
     worker *w = mpfw_tree_root(t);
-    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0,
-                                    2.0, &r), 0);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING,
+                                    0, 2.0, &r),
+                     0);
     assert_int_equal((pid_t)r, rt_child_pid(w, WORKER_CHILD_SUB, 0));
-    assert_int_equal(worker_control(w, WORKER_CHILD_NEXT, 0, WORKER_CONTROL_PING, 0,
-                                    WORKER_WAIT_FOREVER, &r), 0);
+    assert_int_equal(worker_control(w, WORKER_CHILD_NEXT, 0,
+                                    WORKER_CONTROL_PING, 0, WORKER_WAIT_FOREVER,
+                                    &r),
+                     0);
     assert_int_equal((pid_t)r, rt_child_pid(w, WORKER_CHILD_NEXT, 0));
     /* The base frame is back to IDLE after every command. */
     assert_int_equal(worker_child_mailbox_state(w, WORKER_CHILD_SUB, 0), 0);
@@ -80,7 +83,8 @@ static void one_clobber(worker_gates *g, unsigned round)
     o.num_subs = 1;
     o.close_timeout_s = 2;
     o.gates = g;
-    o.faults = "sub.0:control=gate_wait(0);root:close_after_broadcast=gate_open(0)";
+    o.faults =
+        "sub.0:control=gate_wait(0);root:close_after_broadcast=gate_open(0)";
     worker_gate_reset(g, 0);
     assert_int_equal(worker_new(&w, &o), 0);
     assert_int_equal(worker_init(w), 0);
@@ -100,7 +104,8 @@ static void one_clobber(worker_gates *g, unsigned round)
     assert_int_equal(worker_last_close(w, &r), 0);
     assert_int_equal(r.n, 1);
     if (r.entries[0].mailbox_state != MB_CONTROL_DONE)
-        fail_msg("round %u: state word %u, expected CONTROL_DONE (5) over SHUTDOWN",
+        fail_msg("round %u: state word %u, expected CONTROL_DONE (5) over "
+                 "SHUTDOWN",
                  round, r.entries[0].mailbox_state);
     assert_int_equal(r.entries[0].pid, pid);
     assert_int_equal(r.entries[0].disposition, WORKER_DISP_GRACEFUL);
@@ -129,9 +134,14 @@ static int task_on(worker_job *job, void *arg)
     return t < 0 ? t : 0;
 }
 
-static int nothing(void *arg, const void *args, size_t len, char *msg, size_t size)
+static int nothing(void *arg, const void *args, size_t len, char *msg,
+                   size_t size)
 {
-    (void)arg; (void)args; (void)len; (void)msg; (void)size;
+    (void)arg;
+    (void)args;
+    (void)len;
+    (void)msg;
+    (void)size;
     return 0;
 }
 
@@ -153,23 +163,27 @@ static void timed_out_control_poisons_the_endpoint(void **state)
     pid_t pid = rt_child_pid(w, WORKER_CHILD_SUB, 0);
 
     double t0 = rt_now_s();
-    int rc = worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0, 0.1, &r);
+    int rc = worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0, 0.1,
+                            &r);
     double dt = rt_now_s() - t0;
     assert_int_equal(rc, -ETIMEDOUT);
-    assert_contains(worker_last_error(w), "sub_worker: control ping timed out after");
+    assert_contains(worker_last_error(w),
+                    "sub_worker: control ping timed out after");
     assert_true(dt >= 0.1 && dt < 0.1 + rt_bound_s(0.2));
     /* Poisoned (sticky): later commands and tasks fail fast with the
        reason; the other sub is untouched. */
     t0 = rt_now_s();
-    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0,
-                                    WORKER_WAIT_FOREVER, &r), -EIO);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING,
+                                    0, WORKER_WAIT_FOREVER, &r),
+                     -EIO);
     assert_contains(worker_last_error(w), "timed out");
     assert_int_equal(worker_run(w, task_on, &sub0), -EIO);
     assert_contains(worker_last_error(w), "control ping timed out");
     assert_true(rt_now_s() - t0 < rt_bound_s(0.1));
     assert_int_equal(worker_run(w, task_on, &sub1), 0);
-    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 1, WORKER_CONTROL_PING, 0,
-                                    2.0, &r), 0);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 1, WORKER_CONTROL_PING,
+                                    0, 2.0, &r),
+                     0);
     /* The poisoned child was told to shut down: once its handler is let
        go it leaves on its own (exit 0). */
     worker_gate_open(g, 0);
@@ -181,7 +195,8 @@ static void timed_out_control_poisons_the_endpoint(void **state)
     worker_gates_free(g);
 }
 
-static void control_error_from_the_child_surfaces_without_poisoning(void **state)
+static void
+control_error_from_the_child_surfaces_without_poisoning(void **state)
 {
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
@@ -190,14 +205,18 @@ static void control_error_from_the_child_surfaces_without_poisoning(void **state
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub,chip}", &o), 0);
     worker *w = mpfw_tree_root(t);
     assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0,
-                                    WORKER_CONTROL_DEVICE_REGIONS, 0, 2.0, &r), -EIO);
+                                    WORKER_CONTROL_DEVICE_REGIONS, 0, 2.0, &r),
+                     -EIO);
     assert_string_equal(worker_last_error(w),
-                        "sub_worker: control device_regions failed on child: not a chip");
+                        "sub_worker: control device_regions failed on child: "
+                        "not a chip");
     /* A child's error is an answer, not a broken endpoint. */
-    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0,
-                                    2.0, &r), 0);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING,
+                                    0, 2.0, &r),
+                     0);
     assert_int_equal(worker_control(w, WORKER_CHILD_CHIP, 0,
-                                    WORKER_CONTROL_DEVICE_REGIONS, 0, 2.0, &r), 0);
+                                    WORKER_CONTROL_DEVICE_REGIONS, 0, 2.0, &r),
+                     0);
     assert_int_equal(r, 0);
     assert_int_equal(mpfw_tree_close(t), 0);
 }
@@ -213,19 +232,22 @@ static void control_to_a_child_that_died_fails_with_its_status(void **state)
     pid_t pid = rt_child_pid(w, WORKER_CHILD_SUB, 1);
     assert_int_equal(kill(pid, SIGKILL), 0);
     double t0 = rt_now_s();
-    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 1, WORKER_CONTROL_PING, 0,
-                                    WORKER_WAIT_FOREVER, &r), -EIO);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 1, WORKER_CONTROL_PING,
+                                    0, WORKER_WAIT_FOREVER, &r),
+                     -EIO);
     assert_true(rt_now_s() - t0 < rt_bound_s(0.1));
     assert_contains(worker_last_error(w), "sub_worker: child process pid");
     assert_contains(worker_last_error(w), "killed by signal 9 (KILL)");
-    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0,
-                                    2.0, &r), 0);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING,
+                                    0, 2.0, &r),
+                     0);
     assert_int_equal(mpfw_tree_close(t), 0);
 }
 
 /* The child dies while it handles the command (a self-SIGKILL in the
    handler): the caller gets its status at once, not a deadline. */
-static void child_dying_in_its_control_handler_fails_the_command_at_once(void **state)
+static void
+child_dying_in_its_control_handler_fails_the_command_at_once(void **state)
 {
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
@@ -235,11 +257,13 @@ static void child_dying_in_its_control_handler_fails_the_command_at_once(void **
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{chip}", &o), 0);
     worker *w = mpfw_tree_root(t);
     double t0 = rt_now_s();
-    assert_int_equal(worker_control(w, WORKER_CHILD_CHIP, 0, WORKER_CONTROL_PING, 0,
-                                    10.0, &r), -EIO);
+    assert_int_equal(worker_control(w, WORKER_CHILD_CHIP, 0,
+                                    WORKER_CONTROL_PING, 0, 10.0, &r),
+                     -EIO);
     assert_true(rt_now_s() - t0 < rt_bound_s(0.1));
     assert_contains(worker_last_error(w), "chip dev=0: child process pid");
-    assert_contains(worker_last_error(w), "died during control ping (killed by signal 9");
+    assert_contains(worker_last_error(w),
+                    "died during control ping (killed by signal 9");
     assert_int_equal(mpfw_tree_close(t), 0);
 }
 
@@ -251,26 +275,34 @@ static void control_arguments_and_states_are_checked(void **state)
 
     assert_int_equal(mpfw_tree_new(&t, "L3{sub}", &o), 0);
     worker *w = mpfw_tree_root(t);
-    assert_int_equal(worker_control(NULL, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0,
-                                    1.0, &r), -EINVAL);
-    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0,
-                                    1.0, &r), -EPERM);
+    assert_int_equal(worker_control(NULL, WORKER_CHILD_SUB, 0,
+                                    WORKER_CONTROL_PING, 0, 1.0, &r),
+                     -EINVAL);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING,
+                                    0, 1.0, &r),
+                     -EPERM);
     assert_contains(worker_last_error(w), "not initialized");
     assert_int_equal(worker_init(w), 0);
     /* Device sub-commands are internal: the device memory API uses them. */
-    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, (worker_control_cmd)0x100,
-                                    0, 1.0, &r), -EINVAL);
-    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0,
-                                    NAN, &r), -EINVAL);
-    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0,
-                                    INFINITY, &r), -EINVAL);
-    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 3, WORKER_CONTROL_PING, 0,
-                                    1.0, &r), -ENOENT);
-    assert_int_equal(worker_control(w, WORKER_CHILD_CHIP, 0, WORKER_CONTROL_PING, 0,
-                                    1.0, &r), -ENOENT);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0,
+                                    (worker_control_cmd)0x100, 0, 1.0, &r),
+                     -EINVAL);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING,
+                                    0, NAN, &r),
+                     -EINVAL);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING,
+                                    0, INFINITY, &r),
+                     -EINVAL);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 3, WORKER_CONTROL_PING,
+                                    0, 1.0, &r),
+                     -ENOENT);
+    assert_int_equal(worker_control(w, WORKER_CHILD_CHIP, 0,
+                                    WORKER_CONTROL_PING, 0, 1.0, &r),
+                     -ENOENT);
     assert_int_equal(mpfw_tree_close(t), 0);
-    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING, 0,
-                                    1.0, &r), -ESHUTDOWN);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING,
+                                    0, 1.0, &r),
+                     -ESHUTDOWN);
 }
 
 int main(void)
@@ -279,9 +311,12 @@ int main(void)
         mpfw_unit_test(ping_returns_the_child_pid, 5000),
         mpfw_unit_test(shutdown_survives_an_in_flight_control_command, 20000),
         mpfw_unit_test(timed_out_control_poisons_the_endpoint, 5000),
-        mpfw_unit_test(control_error_from_the_child_surfaces_without_poisoning, 5000),
-        mpfw_unit_test(control_to_a_child_that_died_fails_with_its_status, 5000),
-        mpfw_unit_test(child_dying_in_its_control_handler_fails_the_command_at_once, 5000),
+        mpfw_unit_test(control_error_from_the_child_surfaces_without_poisoning,
+                       5000),
+        mpfw_unit_test(control_to_a_child_that_died_fails_with_its_status,
+                       5000),
+        mpfw_unit_test(
+            child_dying_in_its_control_handler_fails_the_command_at_once, 5000),
         mpfw_unit_test(control_arguments_and_states_are_checked, 5000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);

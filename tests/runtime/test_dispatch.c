@@ -46,7 +46,7 @@ static worker *up_tree(const char *spec, const mpfw_options *o, mpfw_tree **t)
 
 struct vadd {
     unsigned chips;
-    size_t per_chip;              /* elements per chip */
+    size_t per_chip; /* elements per chip */
     worker_devptr a[16], b[16], c[16];
 };
 
@@ -61,7 +61,8 @@ static int vadd_orch(worker_job *job, void *arg)
         if (t < 0)
             return t;
         /* In order on the chip: the checksum runs after the add. */
-        if ((t = worker_submit_chip(job, i, WORKER_KERNEL_CHECKSUM, sum, 2)) < 0)
+        if ((t = worker_submit_chip(job, i, WORKER_KERNEL_CHECKSUM, sum, 2)) <
+            0)
             return t;
     }
     return 0;
@@ -90,8 +91,12 @@ static void vector_add_on(unsigned chips)
         assert_int_equal(worker_device_alloc(w, i, bytes, &v.a[i]), 0);
         assert_int_equal(worker_device_alloc(w, i, bytes, &v.b[i]), 0);
         assert_int_equal(worker_device_alloc(w, i, bytes, &v.c[i]), 0);
-        assert_int_equal(worker_device_copy_to(w, i, v.a[i], a + i * v.per_chip, bytes), 0);
-        assert_int_equal(worker_device_copy_to(w, i, v.b[i], b + i * v.per_chip, bytes), 0);
+        assert_int_equal(worker_device_copy_to(w, i, v.a[i], a + i * v.per_chip,
+                                               bytes),
+                         0);
+        assert_int_equal(worker_device_copy_to(w, i, v.b[i], b + i * v.per_chip,
+                                               bytes),
+                         0);
     }
     assert_int_equal(worker_device_allocations(w), 3 * chips);
     assert_int_equal(worker_submit(w, vadd_orch, &v, &job), 0);
@@ -99,8 +104,9 @@ static void vector_add_on(unsigned chips)
         fail_msg("vector add: %s", worker_job_error(job));
     for (unsigned i = 0; i < chips; i++) {
         uint64_t sum = 0, want = 0;
-        assert_int_equal(worker_device_copy_from(w, i, c + i * v.per_chip, v.c[i],
-                                                 v.per_chip * 4), 0);
+        assert_int_equal(worker_device_copy_from(w, i, c + i * v.per_chip,
+                                                 v.c[i], v.per_chip * 4),
+                         0);
         assert_int_equal(worker_job_result(job, (int)(2 * i + 1), &sum), 0);
         for (size_t k = 0; k < v.per_chip; k++)
             want += (uint32_t)(a[i * v.per_chip + k] + b[i * v.per_chip + k]);
@@ -143,11 +149,12 @@ static void vector_add_on_16_chips(void **state)
 #define NOOP_TASKS 10000
 
 struct order {
-    _Atomic unsigned *next;       /* shared: the index the sub expects next */
+    _Atomic unsigned *next; /* shared: the index the sub expects next */
 };
 
 /* Runs in the sub: tasks must arrive in submission order. */
-static int in_order(void *arg, const void *args, size_t len, char *msg, size_t size)
+static int in_order(void *arg, const void *args, size_t len, char *msg,
+                    size_t size)
 {
     struct order *o = arg;
     uint32_t idx;
@@ -158,7 +165,8 @@ static int in_order(void *arg, const void *args, size_t len, char *msg, size_t s
     }
     memcpy(&idx, args, sizeof(idx));
     if (idx != atomic_load(o->next)) {
-        snprintf(msg, size, "task %u ran when %u was due", idx, atomic_load(o->next));
+        snprintf(msg, size, "task %u ran when %u was due", idx,
+                 atomic_load(o->next));
         return -1;
     }
     atomic_fetch_add(o->next, 1);
@@ -173,7 +181,8 @@ static int many_orch(worker_job *job, void *arg)
         if (t < 0)
             return t;
         if ((uint32_t)t != i)
-            return worker_job_fail(job, -EPROTO, "task id %d for task %u", t, i);
+            return worker_job_fail(job, -EPROTO, "task id %d for task %u", t,
+                                   i);
     }
     return 0;
 }
@@ -193,8 +202,8 @@ static void ten_thousand_noop_tasks_complete_in_order(void **state)
     if (rc)
         fail_msg("run: %d %s", rc, worker_last_error(w));
     assert_int_equal(atomic_load(ord.next), NOOP_TASKS);
-    print_message("%d tasks in %.0f ms (%.1f us per task)\n", NOOP_TASKS, dt * 1e3,
-                  dt * 1e6 / NOOP_TASKS);
+    print_message("%d tasks in %.0f ms (%.1f us per task)\n", NOOP_TASKS,
+                  dt * 1e3, dt * 1e6 / NOOP_TASKS);
     assert_int_equal(mpfw_tree_close(t), 0);
     rt_shared_free(ord.next, 1);
 }
@@ -203,7 +212,8 @@ static int ten_chip_noops(worker_job *job, void *arg)
 {
     (void)arg;
     for (int i = 0; i < 100; i++) {
-        int t = worker_submit_chip(job, (unsigned)(i % 4), WORKER_KERNEL_NOOP, NULL, 0);
+        int t = worker_submit_chip(job, (unsigned)(i % 4), WORKER_KERNEL_NOOP,
+                                   NULL, 0);
         if (t < 0)
             return t;
     }
@@ -311,16 +321,21 @@ static void explicit_dependencies_order_tasks(void **state)
 
 /* WORKER_ANY tasks go to whichever sub is idle: with every sub held in its
    first task by a gate, each of the three got one. */
-static int record_pid(void *arg, const void *args, size_t len, char *msg, size_t size)
+static int record_pid(void *arg, const void *args, size_t len, char *msg,
+                      size_t size)
 {
     _Atomic unsigned *seen = arg;
-    (void)args; (void)len; (void)msg; (void)size;
+    (void)args;
+    (void)len;
+    (void)msg;
+    (void)size;
     atomic_fetch_add(&seen[0], 1);
     for (unsigned i = 1; i < 5; i++) {
         unsigned expected = 0;
         if (atomic_load(&seen[i]) == (unsigned)getpid())
             break;
-        if (atomic_compare_exchange_strong(&seen[i], &expected, (unsigned)getpid()))
+        if (atomic_compare_exchange_strong(&seen[i], &expected,
+                                           (unsigned)getpid()))
             break;
     }
     return 0;
@@ -349,7 +364,9 @@ static void any_sub_tasks_spread_over_idle_subs(void **state)
     o.gates = g;
     o.faults = "sub.*:task_begin=gate_wait(0)";
     worker *w = new_tree("L3{sub*3}", &o, &t);
-    assert_int_equal(worker_register_sub(w, "record_pid", record_pid, (void *)seen), 0);
+    assert_int_equal(worker_register_sub(w, "record_pid", record_pid,
+                                         (void *)seen),
+                     0);
     assert_int_equal(worker_init(w), 0);
     assert_int_equal(worker_submit(w, any_orch, NULL, &job), 0);
     assert_int_equal(worker_gate_await_arrivals(g, 0, 3, 2000), 0);
@@ -391,12 +408,14 @@ static void fault_at_task_end_fails_the_task_with_the_chip_prefix(void **state)
     o.faults = "chip.1:task_end=fail(device lost the result)";
     worker *w = up_tree("L3{chip*4}", &o, &t);
     assert_int_equal(worker_run(w, ten_chip_noops, NULL), -EIO);
-    assert_string_equal(worker_last_error(w), "chip dev=1: device lost the result");
+    assert_string_equal(worker_last_error(w),
+                        "chip dev=1: device lost the result");
     k.chip = 0;
     assert_int_equal(worker_run(w, one_kernel_orch, &k), 0);
     k.chip = 1;
     assert_int_equal(worker_run(w, one_kernel_orch, &k), -EIO);
-    assert_string_equal(worker_last_error(w), "chip dev=1: device lost the result");
+    assert_string_equal(worker_last_error(w),
+                        "chip dev=1: device lost the result");
     assert_int_equal(mpfw_tree_close(t), 0);
 }
 
@@ -407,7 +426,8 @@ struct fan {
     uint32_t value;
 };
 
-static int add_value(void *arg, const void *args, size_t len, char *msg, size_t size)
+static int add_value(void *arg, const void *args, size_t len, char *msg,
+                     size_t size)
 {
     uint32_t v;
     (void)size;
@@ -428,7 +448,8 @@ static int l3_fan_out(worker_job *job, void *arg)
     if (!f || len != sizeof(*f))
         return worker_job_fail(job, -EINVAL, "fan: blob of %zu bytes", len);
     for (uint32_t i = 0; i < f->tasks; i++)
-        if (worker_submit_sub(job, WORKER_ANY, 0, &f->value, sizeof(f->value)) < 0)
+        if (worker_submit_sub(job, WORKER_ANY, 0, &f->value, sizeof(f->value)) <
+            0)
             return -EIO;
     return 0;
 }
@@ -452,7 +473,8 @@ static void next_level_task_passes_its_argument_blob(void **state)
     worker *w = new_tree("L4{L3{sub*2}*2}", &o, &t);
     for (unsigned i = 0; i < 2; i++) {
         worker *l3 = worker_next_child(w, i);
-        assert_int_equal(worker_register_sub(l3, "add", add_value, (void *)sum), 0);
+        assert_int_equal(worker_register_sub(l3, "add", add_value, (void *)sum),
+                         0);
         assert_int_equal(worker_register_orch(l3, "fan", l3_fan_out, NULL), 0);
     }
     assert_int_equal(worker_init(w), 0);
@@ -470,15 +492,17 @@ static int l4_bad_id(worker_job *job, void *arg)
     return t < 0 ? t : 0;
 }
 
-static void next_level_task_with_unknown_callable_is_rejected_at_submit(void **state)
+static void
+next_level_task_with_unknown_callable_is_rejected_at_submit(void **state)
 {
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
 
     worker *w = up_tree("L4{L3{sub}}", &o, &t);
     assert_int_equal(worker_run(w, l4_bad_id, NULL), -EINVAL);
-    assert_contains(worker_last_error(w), "no orchestration callable with id 7 on "
-                                          "next-level worker 0");
+    assert_contains(worker_last_error(w),
+                    "no orchestration callable with id 7 on "
+                    "next-level worker 0");
 }
 
 /* ---- a child dying mid-task ---- */
@@ -497,7 +521,8 @@ static void assert_close_reports_exited(worker *w, worker_child_kind kind,
             assert_reaped(r.entries[i].pid);
             return;
         }
-    fail_msg("no close report entry for %s %u", worker_child_kind_name(kind), index);
+    fail_msg("no close report entry for %s %u", worker_child_kind_name(kind),
+             index);
 }
 
 /* The chip kills itself inside the kernel: the run fails, naming the
@@ -515,11 +540,12 @@ static void chip_crashing_mid_task(int sig, const char *name)
     int rc = worker_run(w, one_kernel_orch, &k);
     double dt = rt_now_s() - t0;
     assert_int_equal(rc, -EIO);
-    snprintf(want, sizeof(want), "chip dev=1: child process pid %d died during a task",
-             (int)pid);
+    snprintf(want, sizeof(want),
+             "chip dev=1: child process pid %d died during a task", (int)pid);
     assert_contains(worker_last_error(w), want);
     assert_contains(worker_last_error(w), name);
-    print_message("chip crash (%s): run failed %.2f ms after it started\n", name, dt * 1e3);
+    print_message("chip crash (%s): run failed %.2f ms after it started\n",
+                  name, dt * 1e3);
     if (dt >= rt_bound_s(0.1))
         fail_msg("run took %.1f ms to report the crash", dt * 1e3);
     /* The other chip still works; the dead one fails fast. */
@@ -546,7 +572,8 @@ static void chip_sigsegv_mid_task_fails_the_run_within_100ms(void **state)
 
 /* Killed from outside while held inside its task: from the kill to the
    failed wait within 100 ms. */
-static void chip_killed_from_outside_mid_task_fails_the_run_within_100ms(void **state)
+static void
+chip_killed_from_outside_mid_task_fails_the_run_within_100ms(void **state)
 {
     mpfw_tree *t;
     worker_gates *g;
@@ -568,7 +595,8 @@ static void chip_killed_from_outside_mid_task_fails_the_run_within_100ms(void **
     assert_int_equal(rc, -EIO);
     assert_contains(worker_job_error(job), "chip dev=0: child process pid");
     assert_contains(worker_job_error(job), "killed by signal 9 (KILL)");
-    print_message("chip SIGKILLed mid-task: wait returned %.2f ms after the kill\n",
+    print_message("chip SIGKILLed mid-task: wait returned %.2f ms after the "
+                  "kill\n",
                   dt * 1e3);
     if (dt >= rt_bound_s(0.1))
         fail_msg("wait returned %.1f ms after the kill", dt * 1e3);
@@ -594,7 +622,8 @@ static int l4_orch(worker_job *job, void *arg)
     return t < 0 ? t : 0;
 }
 
-static void next_level_child_dying_mid_run_fails_the_run_within_100ms(void **state)
+static void
+next_level_child_dying_mid_run_fails_the_run_within_100ms(void **state)
 {
     mpfw_tree *t;
     worker_gates *g;
@@ -609,7 +638,8 @@ static void next_level_child_dying_mid_run_fails_the_run_within_100ms(void **sta
     o.faults = "next.0/chip.0:task_begin=gate_wait(0)";
     worker *w = new_tree("L4{L3{chip*2,sub}}", &o, &t);
     assert_int_equal(worker_register_orch(mpfw_tree_find(t, "next.0"), "sleep",
-                                          l3_sleep_orch, NULL), 0);
+                                          l3_sleep_orch, NULL),
+                     0);
     assert_int_equal(worker_init(w), 0);
     pid_t pid = rt_child_pid(w, WORKER_CHILD_NEXT, 0);
     assert_int_equal(worker_submit(w, l4_orch, NULL, &job), 0);
@@ -620,12 +650,16 @@ static void next_level_child_dying_mid_run_fails_the_run_within_100ms(void **sta
     int rc = worker_wait(job, 2.0);
     double dt = rt_now_s() - t0;
     assert_int_equal(rc, -EIO);
-    snprintf(want, sizeof(want), "child_worker level=3: child process pid %d died "
-             "during a task", (int)pid);
+    snprintf(want, sizeof(want),
+             "child_worker level=3: child process pid %d died "
+             "during a task",
+             (int)pid);
     assert_contains(worker_job_error(job), want);
     assert_contains(worker_job_error(job), "killed by signal 9 (KILL)");
-    print_message("next-level child SIGKILLed mid-run: wait returned %.2f ms after "
-                  "the kill\n", dt * 1e3);
+    print_message("next-level child SIGKILLed mid-run: wait returned %.2f ms "
+                  "after "
+                  "the kill\n",
+                  dt * 1e3);
     if (dt >= rt_bound_s(0.1))
         fail_msg("wait returned %.1f ms after the kill", dt * 1e3);
     worker_job_free(job);
@@ -637,10 +671,15 @@ static void next_level_child_dying_mid_run_fails_the_run_within_100ms(void **sta
 }
 
 /* A sub callable that crashes (no core dump: core_pattern may write one). */
-static int abort_sub(void *arg, const void *args, size_t len, char *msg, size_t size)
+static int abort_sub(void *arg, const void *args, size_t len, char *msg,
+                     size_t size)
 {
     struct rlimit rl = { 0, 0 };
-    (void)arg; (void)args; (void)len; (void)msg; (void)size;
+    (void)arg;
+    (void)args;
+    (void)len;
+    (void)msg;
+    (void)size;
     setrlimit(RLIMIT_CORE, &rl);
     prctl(PR_SET_DUMPABLE, 0);
     raise(SIGABRT);
@@ -654,7 +693,8 @@ static int one_sub_orch(worker_job *job, void *arg)
     return t < 0 ? t : 0;
 }
 
-static void sub_dying_in_its_callable_fails_the_run_with_its_status(void **state)
+static void
+sub_dying_in_its_callable_fails_the_run_with_its_status(void **state)
 {
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
@@ -830,8 +870,10 @@ static void device_memory_round_trip_and_free(void **state)
     assert_int_equal(worker_device_alloc(w, 1, sizeof(in), &p), 0);
     assert_int_equal(worker_device_alloc(w, 1, 64, &q), 0);
     assert_int_equal(WORKER_DEVPTR_REGION(p) != WORKER_DEVPTR_REGION(q), 1);
-    assert_int_equal(worker_control(w, WORKER_CHILD_CHIP, 1, WORKER_CONTROL_DEVICE_REGIONS,
-                                    0, 2.0, &regions), 0);
+    assert_int_equal(worker_control(w, WORKER_CHILD_CHIP, 1,
+                                    WORKER_CONTROL_DEVICE_REGIONS, 0, 2.0,
+                                    &regions),
+                     0);
     assert_int_equal(regions, 2);
     assert_int_equal(worker_device_copy_to(w, 1, p, in, sizeof(in)), 0);
     assert_int_equal(worker_device_copy_from(w, 1, out, p, sizeof(out)), 0);
@@ -847,12 +889,17 @@ static void device_memory_round_trip_and_free(void **state)
     assert_int_equal(worker_device_free(w, 1, p), 0);
     assert_int_equal(worker_device_free(w, 1, p), -EINVAL);
     assert_int_equal(worker_device_free(w, 1, q), 0);
-    assert_int_equal(worker_control(w, WORKER_CHILD_CHIP, 1, WORKER_CONTROL_DEVICE_REGIONS,
-                                    0, 2.0, &regions), 0);
+    assert_int_equal(worker_control(w, WORKER_CHILD_CHIP, 1,
+                                    WORKER_CONTROL_DEVICE_REGIONS, 0, 2.0,
+                                    &regions),
+                     0);
     assert_int_equal(regions, 0);
     /* Region 0: the chip's base memory, addressable directly. */
-    assert_int_equal(worker_device_copy_to(w, 0, WORKER_DEVPTR(0, 64), in, 64), 0);
-    assert_int_equal(worker_device_copy_from(w, 0, out, WORKER_DEVPTR(0, 64), 64), 0);
+    assert_int_equal(worker_device_copy_to(w, 0, WORKER_DEVPTR(0, 64), in, 64),
+                     0);
+    assert_int_equal(worker_device_copy_from(w, 0, out, WORKER_DEVPTR(0, 64),
+                                             64),
+                     0);
     assert_memory_equal(in, out, 64);
     assert_int_equal(mpfw_tree_close(t), 0);
     assert_not_contains(worker_last_error(w), "not freed");
@@ -887,8 +934,9 @@ static void device_memory_leak_is_named_and_reclaimed_by_close(void **state)
     assert_int_equal(worker_device_alloc(w, 0, 4096, &p), 0);
     assert_int_equal(shm_of(w, ".dev.1"), 1);
     assert_int_equal(mpfw_tree_close(t), 0);
-    assert_contains(worker_last_error(w), "device memory not freed by the caller: 1 "
-                                          "region(s), 4096 bytes (reclaimed)");
+    assert_contains(worker_last_error(w),
+                    "device memory not freed by the caller: 1 "
+                    "region(s), 4096 bytes (reclaimed)");
     assert_contains(worker_last_error(w), "chip-0.dev.1");
     assert_int_equal(shm_of(w, ""), 0);
     assert_int_equal(worker_device_allocations(w), 0);
@@ -908,7 +956,8 @@ static void device_memory_leak_is_visible_to_the_fixture_as_shm(void **state)
     assert_int_equal(worker_device_alloc(w, 0, 4096, &q), 0);
     assert_int_equal(worker_device_free(w, 0, q), 0);
     assert_int_equal(mpfw_tree_close(t), 0);
-    assert_contains(worker_last_error(w), "1 region(s), 4096 bytes (left in /dev/shm)");
+    assert_contains(worker_last_error(w),
+                    "1 region(s), 4096 bytes (left in /dev/shm)");
     assert_int_equal(shm_of(w, "chip-0.dev.1"), 1);
     assert_int_equal(shm_of(w, "chip-0.dev.2"), 0);
     mpf_expect(MPF_SHM_LEAK, "chip-0.dev.1");
@@ -950,7 +999,8 @@ static uint64_t cpu_ns_of(pid_t pid)
 
         if (e->d_name[0] == '.')
             continue;
-        snprintf(p2, sizeof(p2), "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
+        snprintf(p2, sizeof(p2), "/proc/%d/task/%s/schedstat", (int)pid,
+                 e->d_name);
         if (!(f = fopen(p2, "r")))
             continue;
         if (fgets(buf, sizeof(buf), f) && sscanf(buf, "%llu", &run) == 1)
@@ -961,7 +1011,8 @@ static uint64_t cpu_ns_of(pid_t pid)
     return total;
 }
 
-static void idle_ready_tree_of_l3_and_8_chips_uses_under_2_percent_of_a_core(void **state)
+static void
+idle_ready_tree_of_l3_and_8_chips_uses_under_2_percent_of_a_core(void **state)
 {
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
@@ -1004,13 +1055,15 @@ static void idle_ready_tree_of_l3_and_8_chips_uses_under_2_percent_of_a_core(voi
         memset(&si, 0, sizeof si);
         if (pfd[i].fd >= 0)
             close(pfd[i].fd);
-        else if (waitid(P_PID, (id_t)pids[i], &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        else if (waitid(P_PID, (id_t)pids[i], &si,
+                        WEXITED | WNOHANG | WNOWAIT) == 0 &&
                  si.si_pid == pids[i])
             n++; /* it exited */
     }
     assert_int_equal(n, 0);
     double share = (double)(after - before) / 1e9 / dt;
-    print_message("idle L3 + 8 chips: %.3f%% of one core over %.2f s (%llu us of CPU)\n",
+    print_message("idle L3 + 8 chips: %.3f%% of one core over %.2f s (%llu us "
+                  "of CPU)\n",
                   share * 100, dt, (unsigned long long)(after - before) / 1000);
     if (share >= 0.02)
         fail_msg("idle tree used %.2f%% of a core", share * 100);
@@ -1029,24 +1082,33 @@ int main(void)
         mpfw_unit_test(run_on_a_worker_that_is_not_ready_is_rejected, 2000),
         mpfw_unit_test(explicit_dependencies_order_tasks, 5000),
         mpfw_unit_test(any_sub_tasks_spread_over_idle_subs, 5000),
-        mpfw_unit_test(fault_at_task_end_fails_the_task_with_the_chip_prefix, 5000),
+        mpfw_unit_test(fault_at_task_end_fails_the_task_with_the_chip_prefix,
+                       5000),
         mpfw_unit_test(next_level_task_passes_its_argument_blob, 5000),
-        mpfw_unit_test(next_level_task_with_unknown_callable_is_rejected_at_submit, 5000),
+        mpfw_unit_test(
+            next_level_task_with_unknown_callable_is_rejected_at_submit, 5000),
         mpfw_unit_test(chip_sigkill_mid_task_fails_the_run_within_100ms, 5000),
         mpfw_unit_test(chip_sigsegv_mid_task_fails_the_run_within_100ms, 5000),
-        mpfw_unit_test(chip_killed_from_outside_mid_task_fails_the_run_within_100ms, 5000),
-        mpfw_unit_test(next_level_child_dying_mid_run_fails_the_run_within_100ms, 5000),
-        mpfw_unit_test(sub_dying_in_its_callable_fails_the_run_with_its_status, 5000),
+        mpfw_unit_test(
+            chip_killed_from_outside_mid_task_fails_the_run_within_100ms, 5000),
+        mpfw_unit_test(
+            next_level_child_dying_mid_run_fails_the_run_within_100ms, 5000),
+        mpfw_unit_test(sub_dying_in_its_callable_fails_the_run_with_its_status,
+                       5000),
         mpfw_unit_test(close_drains_in_flight_run, 5000),
         mpfw_unit_test(close_timeout_defers_teardown_and_retry_completes, 5000),
         mpfw_unit_test(unwaited_job_is_drained_by_close, 5000),
         mpfw_unit_test(reentrant_close_from_a_run_is_rejected, 5000),
         mpfw_unit_test(a_hung_task_is_ended_by_the_case_budget, 1000),
         mpfw_unit_test(device_memory_round_trip_and_free, 5000),
-        mpfw_unit_test(device_memory_leak_is_named_and_reclaimed_by_close, 5000),
-        mpfw_unit_test(device_memory_leak_is_visible_to_the_fixture_as_shm, 5000),
+        mpfw_unit_test(device_memory_leak_is_named_and_reclaimed_by_close,
+                       5000),
+        mpfw_unit_test(device_memory_leak_is_visible_to_the_fixture_as_shm,
+                       5000),
         mpfw_unit_test(device_memory_freed_after_close_leaves_nothing, 5000),
-        mpfw_unit_test(idle_ready_tree_of_l3_and_8_chips_uses_under_2_percent_of_a_core, 8000),
+        mpfw_unit_test(
+            idle_ready_tree_of_l3_and_8_chips_uses_under_2_percent_of_a_core,
+            8000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }

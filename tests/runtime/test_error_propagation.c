@@ -32,17 +32,23 @@
 /* ---- callables ---- */
 
 /* Raises SentinelError(<arg text>). */
-static int raises(void *arg, const void *args, size_t len, char *msg, size_t size)
+static int raises(void *arg, const void *args, size_t len, char *msg,
+                  size_t size)
 {
-    (void)args; (void)len;
+    (void)args;
+    (void)len;
     snprintf(msg, size, "SentinelError: %s", (const char *)arg);
     return -1;
 }
 
 /* Bumps a shared counter. */
-static int counts(void *arg, const void *args, size_t len, char *msg, size_t size)
+static int counts(void *arg, const void *args, size_t len, char *msg,
+                  size_t size)
 {
-    (void)args; (void)len; (void)msg; (void)size;
+    (void)args;
+    (void)len;
+    (void)msg;
+    (void)size;
     atomic_fetch_add((_Atomic unsigned *)arg, 1);
     return 0;
 }
@@ -66,8 +72,11 @@ static worker *tree_with_callables(const char *spec, _Atomic unsigned *counter,
 
     assert_int_equal(mpfw_tree_new(t, spec, &o), 0);
     w = mpfw_tree_root(*t);
-    assert_int_equal(worker_register_sub(w, "raises", raises, (void *)boom_from_sub), 0);
-    assert_int_equal(worker_register_sub(w, "counts", counts, (void *)counter), 1);
+    assert_int_equal(worker_register_sub(w, "raises", raises,
+                                         (void *)boom_from_sub),
+                     0);
+    assert_int_equal(worker_register_sub(w, "counts", counts, (void *)counter),
+                     1);
     assert_int_equal(worker_init(w), 0);
     return w;
 }
@@ -85,7 +94,8 @@ static void sub_callable_raises_surfaces_at_run(void **state)
     assert_contains(worker_last_error(w), "sub_worker");
     assert_contains(worker_last_error(w), "SentinelError");
     assert_contains(worker_last_error(w), "boom-from-sub");
-    assert_string_equal(worker_last_error(w), "sub_worker: SentinelError: boom-from-sub");
+    assert_string_equal(worker_last_error(w),
+                        "sub_worker: SentinelError: boom-from-sub");
     rt_shared_free(counter, 1);
 }
 
@@ -183,10 +193,12 @@ static void subsequent_submit_raises_after_failure(void **state)
     assert_int_equal(f.first, 0);
     /* The second submit failed fast with the original message … */
     assert_int_equal(f.second_rc, -EIO);
-    assert_string_equal(f.second_msg, "sub_worker: SentinelError: boom-from-sub");
+    assert_string_equal(f.second_msg,
+                        "sub_worker: SentinelError: boom-from-sub");
     /* … and nothing was submitted. */
     assert_int_equal(atomic_load(counter), 0);
-    assert_string_equal(worker_last_error(w), "sub_worker: SentinelError: boom-from-sub");
+    assert_string_equal(worker_last_error(w),
+                        "sub_worker: SentinelError: boom-from-sub");
     rt_shared_free(counter, 1);
 }
 
@@ -212,7 +224,9 @@ static void bottom_sub_failure_surfaces_at_l4(void **state)
 
     assert_int_equal(mpfw_tree_new(&t, "L4{L3{sub}}", &o), 0);
     worker *w = mpfw_tree_root(t), *l3 = mpfw_tree_find(t, "next.0");
-    assert_int_equal(worker_register_sub(l3, "raises", raises, (void *)l3_sub_boom), 0);
+    assert_int_equal(worker_register_sub(l3, "raises", raises,
+                                         (void *)l3_sub_boom),
+                     0);
     assert_int_equal(worker_register_orch(l3, "l3_orch", l3_orch, NULL), 0);
     assert_int_equal(worker_init(w), 0);
     assert_int_equal(worker_run(w, l4_orch, NULL), -EIO);
@@ -221,7 +235,8 @@ static void bottom_sub_failure_surfaces_at_l4(void **state)
     assert_contains(worker_last_error(w), "SentinelError");
     assert_contains(worker_last_error(w), "l3-sub-boom");
     assert_string_equal(worker_last_error(w),
-                        "child_worker level=3: sub_worker: SentinelError: l3-sub-boom");
+                        "child_worker level=3: sub_worker: SentinelError: "
+                        "l3-sub-boom");
 }
 
 /* ---- beyond the port: the rest of the chain's contract ---- */
@@ -246,13 +261,18 @@ static void error_chain_is_truncated_to_255_bytes_per_hop(void **state)
            *l3 = mpfw_tree_find(t, "next.0/next.0");
     assert_int_equal(worker_register_sub(l3, "raises", raises, long_text), 0);
     assert_int_equal(worker_register_orch(l3, "l3_orch", l3_orch, NULL), 0);
-    assert_int_equal(worker_register_orch(l4, "l4_orch", l4_passes_through, NULL), 0);
+    assert_int_equal(worker_register_orch(l4, "l4_orch", l4_passes_through,
+                                          NULL),
+                     0);
     assert_int_equal(worker_init(w), 0);
     assert_int_equal(worker_run(w, l4_orch, NULL), -EIO);
     const char *e = worker_last_error(w);
     assert_int_equal(strlen(e), 255);
-    assert_true(strncmp(e, "child_worker level=4: child_worker level=3: sub_worker: "
-                           "SentinelError: xxxx", 75) == 0);
+    assert_true(
+        strncmp(e,
+                "child_worker level=4: child_worker level=3: sub_worker: "
+                "SentinelError: xxxx",
+                75) == 0);
 }
 
 struct chip_fail {
@@ -272,7 +292,8 @@ static int chip_fail_orch(worker_job *job, void *arg)
     int deps[1];
 
     c->fail_task = worker_submit_chip(job, 1, WORKER_KERNEL_FAIL, NULL, 0);
-    c->after_same_chip = worker_submit_chip(job, 1, WORKER_KERNEL_NOOP, NULL, 0);
+    c->after_same_chip = worker_submit_chip(job, 1, WORKER_KERNEL_NOOP, NULL,
+                                            0);
     deps[0] = c->fail_task;
     dep.kind = WORKER_CHILD_CHIP;
     dep.target = 0;
@@ -312,7 +333,8 @@ static void failed_task_poisons_its_dependents_only(void **state)
     worker_gate_open(g, 0);
     assert_int_equal(worker_wait(job, 5.0), -EIO);
     /* First error wins: the kernel's, with the chip prefix. */
-    assert_string_equal(worker_job_error(job), "chip dev=1: kernel fail on device 1");
+    assert_string_equal(worker_job_error(job),
+                        "chip dev=1: kernel fail on device 1");
     assert_int_equal(worker_job_result(job, c.fail_task, NULL), -EIO);
     assert_int_equal(worker_job_result(job, c.after_same_chip, NULL), -EIO);
     assert_int_equal(worker_job_result(job, c.after_dep, NULL), -EIO);

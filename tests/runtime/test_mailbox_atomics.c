@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-
 #include "mpfixture.h"
 #include "internal.h"
 #include "rt_helpers.h"
@@ -90,7 +89,8 @@ static void offset(void **state)
     /* Words of frame 1 are independent of frame 0's. */
     worker__mb_store(&f.mb->frame[1].state, WORKER__MB_TASK_READY);
     worker__mb_store(&f.mb->frame[0].state, WORKER__MB_IDLE);
-    assert_int_equal(worker__mb_load(&f.mb->frame[1].state), WORKER__MB_TASK_READY);
+    assert_int_equal(worker__mb_load(&f.mb->frame[1].state),
+                     WORKER__MB_TASK_READY);
     assert_int_equal((char *)&f.mb->frame[1].state - (char *)f.mb,
                      WORKER__MB_FRAME_SIZE + 8);
     mb_close(&f);
@@ -196,7 +196,8 @@ static void child_transitions_visible_in_parent(void **state)
             uint32_t seq = worker__mb_load(&f.mb->frame[0].bell);
             store_and_wake(st, v % 4);
             while (worker__mb_load(&f.mb->frame[0].bell) == seq)
-                if (worker__futex_wait(&f.mb->frame[0].bell, seq, dl) == -ETIMEDOUT)
+                if (worker__futex_wait(&f.mb->frame[0].bell, seq, dl) ==
+                    -ETIMEDOUT)
                     _exit(2);
         }
         _exit(0);
@@ -251,7 +252,8 @@ static void sticky_shutdown_survives_a_state_clobber(void **state)
     worker__mb_send_shutdown(f.mb);
     worker__mb_write_error(&f.mb->frame[0], 0, NULL);
     worker__mb_store(&f.mb->frame[0].state, WORKER__MB_CONTROL_DONE);
-    assert_int_equal(worker__mb_load(&f.mb->frame[0].state), WORKER__MB_CONTROL_DONE);
+    assert_int_equal(worker__mb_load(&f.mb->frame[0].state),
+                     WORKER__MB_CONTROL_DONE);
     assert_int_equal(worker__mb_load(&f.mb->frame[0].shutdown), 1);
     mb_close(&f);
 }

@@ -27,8 +27,8 @@
 struct record {
     _Atomic unsigned n;
     pid_t pids[MAX_PIDS];
-    double t_kill;          /* when the helper killed itself */
-    long cpu_ticks_idle;    /* descendants' utime+stime over an idle window */
+    double t_kill;       /* when the helper killed itself */
+    long cpu_ticks_idle; /* descendants' utime+stime over an idle window */
 };
 
 static long cpu_ticks(pid_t pid)
@@ -46,8 +46,9 @@ static long cpu_ticks(pid_t pid)
     buf[n] = '\0';
     char *p = strrchr(buf, ')');
     /* fields after ")": state(3) ... utime(14) stime(15) */
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-                     &ut, &st) != 2)
+    if (!p ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+               &ut, &st) != 2)
         return 0;
     return (long)(ut + st);
 }
@@ -144,11 +145,13 @@ static pid_t run_orphan_case(worker *w, unsigned expect_descendants)
     assert_int_equal(atomic_load(&r->n), expect_descendants);
     unsigned left = await_all_gone(r, rt_bound_s(1.0));
     if (left)
-        fail_msg("%u descendant(s) still alive %.1f s after the root was killed",
+        fail_msg("%u descendant(s) still alive %.1f s after the root was "
+                 "killed",
                  left, rt_bound_s(1.0));
     /* Parked children: at most one clock tick between them over 300 ms. */
     if (r->cpu_ticks_idle > 1)
-        fail_msg("idle tree used %ld ticks of CPU in 300 ms", r->cpu_ticks_idle);
+        fail_msg("idle tree used %ld ticks of CPU in 300 ms",
+                 r->cpu_ticks_idle);
     /* The dead root's mailboxes are stale now: reclaimable by name. */
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "%s", worker_shm_prefix(w));
@@ -205,7 +208,8 @@ static void parent_killed_during_child_setup(void **state)
     worker *w;
     worker_gates *g;
     worker_options o = WORKER_OPTIONS_INIT;
-    worker_script s[2] = { { WORKER_SCRIPT_HANG, 0, NULL }, WORKER_SCRIPT_INIT };
+    worker_script s[2] = { { WORKER_SCRIPT_HANG, 0, NULL },
+                           WORKER_SCRIPT_INIT };
     struct record *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     int status;

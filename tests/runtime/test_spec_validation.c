@@ -51,7 +51,8 @@ static void expect_faults_error(const char *faults, const char *msg)
 
 /* The issue's reproducer: 48 bytes that used to build 69,905 workers
    (3.4 GB) are refused at once, naming the total and the limit. */
-static void oversized_tree_spec_is_refused_before_anything_is_built(void **state)
+static void
+oversized_tree_spec_is_refused_before_anything_is_built(void **state)
 {
     (void)state;
     expect_spec_error("L7{L6{L5{L4{L3{sub*64,chip*64}*16}*16}*16}*16}", -E2BIG,
@@ -59,12 +60,14 @@ static void oversized_tree_spec_is_refused_before_anything_is_built(void **state
                       "describes 8,458,512 processes; the limit is 1,024 "
                       "(MPFW_SPEC_MAX_PROCESSES)");
     /* Cheap to build (273 workers) but 33,040 processes at init. */
-    expect_spec_error("L5{L4{L3{sub*64,chip*64}*16}*16}", -E2BIG,
-                      "spec 'L5{L4{L3{sub*64,chip*64}*16}*16}' describes 33,040 "
-                      "processes; the limit is 1,024 (MPFW_SPEC_MAX_PROCESSES)");
+    expect_spec_error(
+        "L5{L4{L3{sub*64,chip*64}*16}*16}", -E2BIG,
+        "spec 'L5{L4{L3{sub*64,chip*64}*16}*16}' describes 33,040 "
+        "processes; the limit is 1,024 (MPFW_SPEC_MAX_PROCESSES)");
 }
 
-static void tree_spec_at_the_process_limit_is_built_one_more_is_refused(void **state)
+static void
+tree_spec_at_the_process_limit_is_built_one_more_is_refused(void **state)
 {
     mpfw_tree *t = NULL;
 
@@ -74,9 +77,11 @@ static void tree_spec_at_the_process_limit_is_built_one_more_is_refused(void **s
     assert_non_null(mpfw_tree_find(t, "next.7"));
     assert_null(mpfw_tree_find(t, "next.8"));
     expect_spec_error("L4{L3{sub*64,chip*64}*8}", -E2BIG,
-                      "spec 'L4{L3{sub*64,chip*64}*8}' describes 1,032 processes; "
+                      "spec 'L4{L3{sub*64,chip*64}*8}' describes 1,032 "
+                      "processes; "
                       "the limit is 1,024 (MPFW_SPEC_MAX_PROCESSES)");
-    assert_int_equal(mpfw_open_trees(), 1); /* the first one, freed by teardown */
+    assert_int_equal(mpfw_open_trees(),
+                     1); /* the first one, freed by teardown */
 }
 
 /* A role path names a child by its decimal index: no sign, no blank, no
@@ -90,8 +95,8 @@ static void tree_find_takes_only_an_index_in_range(void **state)
     assert_non_null(mpfw_tree_find(t, "next.0"));
     assert_non_null(mpfw_tree_find(t, "next.1"));
     assert_null(mpfw_tree_find(t, "next.2"));
-    assert_null(mpfw_tree_find(t, "next.4294967296"));   /* 2^32: not next.0 */
-    assert_null(mpfw_tree_find(t, "next.-4294967295"));  /* not next.1 */
+    assert_null(mpfw_tree_find(t, "next.4294967296"));  /* 2^32: not next.0 */
+    assert_null(mpfw_tree_find(t, "next.-4294967295")); /* not next.1 */
     assert_null(mpfw_tree_find(t, "next.+1"));
     assert_null(mpfw_tree_find(t, "next. 1"));
     assert_null(mpfw_tree_find(t, "next.1x"));
@@ -108,34 +113,44 @@ static void tree_spec_count_out_of_range_is_an_error_not_a_wrap(void **state)
                       "99999999999999 is out of range 1..64");
     /* 2^64 + 1: wraps to 1 in 64-bit arithmetic. */
     expect_spec_error("L3{sub*18446744073709551617}", -EINVAL,
-                      "spec 'L3{sub*18446744073709551617}' at offset 7: sub count "
+                      "spec 'L3{sub*18446744073709551617}' at offset 7: sub "
+                      "count "
                       "18446744073709551617 is out of range 1..64");
     expect_spec_error("L3{sub*0}", -EINVAL,
-                      "spec 'L3{sub*0}' at offset 7: sub count 0 is out of range 1..64");
+                      "spec 'L3{sub*0}' at offset 7: sub count 0 is out of "
+                      "range 1..64");
     expect_spec_error("L3{sub*65}", -EINVAL,
-                      "spec 'L3{sub*65}' at offset 7: sub count 65 is out of range 1..64");
+                      "spec 'L3{sub*65}' at offset 7: sub count 65 is out of "
+                      "range 1..64");
     expect_spec_error("L4{L3*17}", -EINVAL,
-                      "spec 'L4{L3*17}' at offset 6: L3 count 17 is out of range 1..16");
+                      "spec 'L4{L3*17}' at offset 6: L3 count 17 is out of "
+                      "range 1..16");
     expect_spec_error("L3{sub*}", -EINVAL,
-                      "spec 'L3{sub*}' at offset 7: expected a count after '*'");
+                      "spec 'L3{sub*}' at offset 7: expected a count after "
+                      "'*'");
     expect_spec_error("L3{sub*+2}", -EINVAL,
-                      "spec 'L3{sub*+2}' at offset 7: expected a count after '*'");
+                      "spec 'L3{sub*+2}' at offset 7: expected a count after "
+                      "'*'");
 }
 
 static void tree_spec_children_of_one_node_are_limited(void **state)
 {
     (void)state;
     expect_spec_error("L3{sub*40,sub*40}", -EINVAL,
-                      "spec 'L3{sub*40,sub*40}' at offset 10: 80 subs in one L3; "
+                      "spec 'L3{sub*40,sub*40}' at offset 10: 80 subs in one "
+                      "L3; "
                       "the limit is 64 (WORKER_MAX_SUBS)");
     expect_spec_error("L3{chip*64,sub,chip}", -EINVAL,
-                      "spec 'L3{chip*64,sub,chip}' at offset 15: 65 chips in one L3; "
+                      "spec 'L3{chip*64,sub,chip}' at offset 15: 65 chips in "
+                      "one L3; "
                       "the limit is 64 (WORKER_MAX_CHIPS)");
     expect_spec_error("L4{L3*10,L3*10}", -EINVAL,
-                      "spec 'L4{L3*10,L3*10}' at offset 9: 20 next-level children "
+                      "spec 'L4{L3*10,L3*10}' at offset 9: 20 next-level "
+                      "children "
                       "in one L4; the limit is 16 (WORKER_MAX_NEXT)");
     expect_spec_error("L4{chip}", -EINVAL,
-                      "spec 'L4{chip}' at offset 3: chips (device ids) are rejected "
+                      "spec 'L4{chip}' at offset 3: chips (device ids) are "
+                      "rejected "
                       "at level >= 4 (level 4)");
 }
 
@@ -145,15 +160,19 @@ static void tree_spec_levels_are_checked(void **state)
     expect_spec_error("L8", -EINVAL,
                       "spec 'L8' at offset 0: level L8 is out of range L3..L7");
     expect_spec_error("L10{sub}", -EINVAL,
-                      "spec 'L10{sub}' at offset 0: level L10 is out of range L3..L7");
+                      "spec 'L10{sub}' at offset 0: level L10 is out of range "
+                      "L3..L7");
     expect_spec_error("L4{L4}", -EINVAL,
-                      "spec 'L4{L4}' at offset 3: a next-level child of an L4 must "
+                      "spec 'L4{L4}' at offset 3: a next-level child of an L4 "
+                      "must "
                       "be an L3, not an L4");
     expect_spec_error("L3{L3}", -EINVAL,
-                      "spec 'L3{L3}' at offset 3: an L3 has sub and chip children "
+                      "spec 'L3{L3}' at offset 3: an L3 has sub and chip "
+                      "children "
                       "only, not an L3");
     expect_spec_error("L3*2", -EINVAL,
-                      "spec 'L3*2' at offset 2: trailing text after the root node");
+                      "spec 'L3*2' at offset 2: trailing text after the root "
+                      "node");
 }
 
 /* ---- per-child scripts (worker_script_parse, through the tree spec) ---- */
@@ -162,12 +181,14 @@ static void script_numbers_out_of_range_are_errors(void **state)
 {
     (void)state;
     expect_spec_error("L3{sub:exit(256)}", -EINVAL,
-                      "spec 'L3{sub:exit(256)}' at offset 7: script 'exit(256)': "
+                      "spec 'L3{sub:exit(256)}' at offset 7: script "
+                      "'exit(256)': "
                       "exit code 256 is out of range 0..255");
-    expect_spec_error("L3{sub:exit(99999999999999999999)}", -EINVAL,
-                      "spec 'L3{sub:exit(99999999999999999999)}' at offset 7: script "
-                      "'exit(99999999999999999999)': exit code 99999999999999999999 "
-                      "is out of range 0..255");
+    expect_spec_error(
+        "L3{sub:exit(99999999999999999999)}", -EINVAL,
+        "spec 'L3{sub:exit(99999999999999999999)}' at offset 7: script "
+        "'exit(99999999999999999999)': exit code 99999999999999999999 "
+        "is out of range 0..255");
     expect_spec_error("L3{sub:slow_fail(3600001)}", -EINVAL,
                       "spec 'L3{sub:slow_fail(3600001)}' at offset 7: script "
                       "'slow_fail(3600001)': delay 3600001 ms is out of range "
@@ -185,17 +206,20 @@ static void script_shape_errors_say_what_is_wrong(void **state)
 {
     (void)state;
     expect_spec_error("L3{sub:hang(1)}", -EINVAL,
-                      "spec 'L3{sub:hang(1)}' at offset 7: script 'hang(1)': hang "
+                      "spec 'L3{sub:hang(1)}' at offset 7: script 'hang(1)': "
+                      "hang "
                       "takes no argument");
     expect_spec_error("L3{sub:exit}", -EINVAL,
-                      "spec 'L3{sub:exit}' at offset 7: script 'exit': exit needs a "
+                      "spec 'L3{sub:exit}' at offset 7: script 'exit': exit "
+                      "needs a "
                       "number in parentheses");
     expect_spec_error("L3{sub:explode}", -EINVAL,
                       "spec 'L3{sub:explode}' at offset 7: script 'explode' is "
                       "unknown (ok, fail[(msg)], hang, slow_fail(ms), exit(n), "
                       "crash, ignore_sigterm, fork_grandchild)");
     expect_spec_error("L3{sub:fail(oops}", -EINVAL,
-                      "spec 'L3{sub:fail(oops}' at offset 11: missing ')' in script");
+                      "spec 'L3{sub:fail(oops}' at offset 11: missing ')' in "
+                      "script");
 }
 
 /* ---- fault specs (worker_options.faults and WORKER_FAULTS) ---- */
@@ -204,26 +228,33 @@ static void fault_numbers_are_range_checked(void **state)
 {
     (void)state;
     expect_faults_error("root:setup_begin=delay(3600001)",
-                        "faults: fault action 'delay(3600001)': bad number 3600001, "
+                        "faults: fault action 'delay(3600001)': bad number "
+                        "3600001, "
                         "delay must be 0..3600000 ms");
-    expect_faults_error("root:setup_begin=delay(99999999999999999999999)",
-                        "faults: fault action 'delay(99999999999999999999999)': bad "
-                        "number 99999999999999999999999, delay must be 0..3600000 ms");
+    expect_faults_error(
+        "root:setup_begin=delay(99999999999999999999999)",
+        "faults: fault action 'delay(99999999999999999999999)': bad "
+        "number 99999999999999999999999, delay must be 0..3600000 ms");
     /* strtol() took a sign and leading blanks ('+' separates actions). */
     expect_faults_error("root:setup_begin=delay(-0)",
-                        "faults: fault action 'delay(-0)': '-0' is not a decimal "
+                        "faults: fault action 'delay(-0)': '-0' is not a "
+                        "decimal "
                         "number");
     expect_faults_error("root:setup_begin=delay( 5)",
-                        "faults: fault action 'delay( 5)': ' 5' is not a decimal "
+                        "faults: fault action 'delay( 5)': ' 5' is not a "
+                        "decimal "
                         "number");
     expect_faults_error("chip.0:setup_begin=exit(256)",
-                        "faults: fault action 'exit(256)': bad number 256, exit code "
+                        "faults: fault action 'exit(256)': bad number 256, "
+                        "exit code "
                         "must be 0..255");
     expect_faults_error("chip.0:setup_begin=signal_parent(65)",
-                        "faults: fault action 'signal_parent(65)': bad number 65, "
+                        "faults: fault action 'signal_parent(65)': bad number "
+                        "65, "
                         "signal must be 1..64");
     expect_faults_error("chip.0:setup_begin=gate_wait(64)",
-                        "faults: fault action 'gate_wait(64)': bad number 64, gate "
+                        "faults: fault action 'gate_wait(64)': bad number 64, "
+                        "gate "
                         "must be 0..63");
 }
 
@@ -234,23 +265,29 @@ static void fault_text_is_refused_rather_than_cut(void **state)
     (void)state;
     /* A 128-byte message used to be cut to 127 bytes. */
     snprintf(spec, sizeof(spec), "chip.0:setup_begin=fail(%0128d)", 0);
-    expect_faults_error(spec, "faults: fault action 'fail': message of 128 bytes "
-                              "is longer than 127");
+    expect_faults_error(spec,
+                        "faults: fault action 'fail': message of 128 bytes "
+                        "is longer than 127");
     snprintf(spec, sizeof(spec), "%096d:setup_begin=hang", 0);
-    expect_faults_error(spec, "faults: fault role of 96 bytes is longer than 95");
+    expect_faults_error(spec,
+                        "faults: fault role of 96 bytes is longer than 95");
     /* A trailing '+' used to be ignored. */
     expect_faults_error("root:setup_begin=delay(1)+",
-                        "faults: fault entry 'root:setup_begin=delay(1)+': empty "
+                        "faults: fault entry 'root:setup_begin=delay(1)+': "
+                        "empty "
                         "fault action");
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        mpfw_unit_test(oversized_tree_spec_is_refused_before_anything_is_built, 2000),
-        mpfw_unit_test(tree_spec_at_the_process_limit_is_built_one_more_is_refused, 2000),
+        mpfw_unit_test(oversized_tree_spec_is_refused_before_anything_is_built,
+                       2000),
+        mpfw_unit_test(
+            tree_spec_at_the_process_limit_is_built_one_more_is_refused, 2000),
         mpfw_unit_test(tree_find_takes_only_an_index_in_range, 2000),
-        mpfw_unit_test(tree_spec_count_out_of_range_is_an_error_not_a_wrap, 2000),
+        mpfw_unit_test(tree_spec_count_out_of_range_is_an_error_not_a_wrap,
+                       2000),
         mpfw_unit_test(tree_spec_children_of_one_node_are_limited, 2000),
         mpfw_unit_test(tree_spec_levels_are_checked, 2000),
         mpfw_unit_test(script_numbers_out_of_range_are_errors, 2000),

@@ -54,13 +54,16 @@
 
 static int count_init(void *arg, unsigned index, char *msg, size_t size)
 {
-    (void)index; (void)msg; (void)size;
+    (void)index;
+    (void)msg;
+    (void)size;
     atomic_fetch_add((_Atomic unsigned *)arg, 1);
     return 0;
 }
 
 static const worker_rollback_entry *find_entry(const worker_rollback_report *r,
-                                               worker_child_kind kind, unsigned index)
+                                               worker_child_kind kind,
+                                               unsigned index)
 {
     for (size_t i = 0; i < r->n; i++)
         if (r->entries[i].kind == kind && r->entries[i].index == index)
@@ -84,10 +87,14 @@ static void inner_init_failure_raises_bounded_error(void **state)
     mpfw_options o = rt_fast_options();
     double t0 = rt_now_s();
 
-    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub}:fail(injected inner init failure)}", &o);
+    int rc = mpfw_tree_spin_up(&t,
+                               "L4{L3{sub}:fail(injected inner init failure)}",
+                               &o);
     assert_int_equal(rc, -EIO);
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "injected inner init failure");
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "child_worker level=3");
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "injected inner init failure");
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "child_worker level=3");
     assert_true(rt_now_s() - t0 < rt_bound_s(1.0));
     assert_int_equal(worker_get_state(mpfw_tree_root(t)), WORKER_FAILED);
 }
@@ -101,7 +108,8 @@ static void inner_exit_before_ready_raises(void **state)
     int rc = mpfw_tree_spin_up(&t, "L4{L3{sub}:exit(42)}", &o);
     assert_int_equal(rc, -EIO);
     assert_contains(worker_last_error(mpfw_tree_root(t)), "exited during init");
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "exited with code 42");
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "exited with code 42");
     /* Failure tests never wait on a deadline when every child is dead. */
     assert_true(rt_now_s() - t0 < rt_bound_s(0.5));
     worker_rollback_report r;
@@ -167,7 +175,8 @@ static void ready_sibling_closed_gracefully_on_sibling_failure(void **state)
        a delay: a slow machine or valgrind never reorders them). */
     assert_int_equal(worker_gates_new(&g), 0);
     o.gates = g;
-    o.faults = "next.0:after_init_ready=gate_open(1);next.1:setup_begin=gate_wait(1)";
+    o.faults =
+        "next.0:after_init_ready=gate_open(1);next.1:setup_begin=gate_wait(1)";
     int rc = mpfw_tree_spin_up(&t, "L4{L3{sub},L3{sub}:fail(late)}", &o);
     assert_int_equal(rc, -EIO);
     assert_int_equal(worker_last_rollback(mpfw_tree_root(t), &r), 0);
@@ -177,11 +186,14 @@ static void ready_sibling_closed_gracefully_on_sibling_failure(void **state)
     assert_non_null(good);
     assert_non_null(bad);
     assert_int_equal(good->disposition, WORKER_DISP_GRACEFUL);
-    assert_true(WIFEXITED(good->wait_status) && WEXITSTATUS(good->wait_status) == 0);
+    assert_true(WIFEXITED(good->wait_status) &&
+                WEXITSTATUS(good->wait_status) == 0);
     /* graceful and killed are disjoint: nobody needed SIGKILL. */
     assert_int_equal(r.killed, 0);
     assert_int_not_equal(bad->disposition, WORKER_DISP_GRACEFUL);
-    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_NEXT, NULL, 0), 0);
+    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_NEXT,
+                                       NULL, 0),
+                     0);
     worker_gates_free(g);
 }
 
@@ -456,7 +468,9 @@ static void multiple_l3_children_all_ready(void **state)
     o.sub_init = count_init;
     o.sub_init_arg = (void *)counter;
     assert_int_equal(mpfw_tree_spin_up(&t, "L4{L3{sub},L3{sub}}", &o), 0);
-    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_NEXT, NULL, 0), 2);
+    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_NEXT,
+                                       NULL, 0),
+                     2);
     assert_int_equal(atomic_load(counter), 2);
     assert_int_equal(mpfw_tree_close(t), 0);
     rt_shared_free(counter, 1);
@@ -470,7 +484,9 @@ static void l5_over_l4_over_l3_comes_up_and_closes(void **state)
 
     o.sub_init = count_init;
     o.sub_init_arg = (void *)counter;
-    assert_int_equal(mpfw_tree_spin_up(&t, "L5{sub,L4{sub,L3{sub,chip*2}}}", &o), 0);
+    assert_int_equal(mpfw_tree_spin_up(&t, "L5{sub,L4{sub,L3{sub,chip*2}}}",
+                                       &o),
+                     0);
     assert_int_equal(atomic_load(counter), 3);
     assert_int_equal(mpfw_tree_close(t), 0);
     rt_shared_free(counter, 1);
@@ -485,7 +501,9 @@ static void l3_sub_children_ready_after_init_no_run(void **state)
     pid_t pids[2];
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub*2}", &o), 0);
-    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_SUB, pids, 2), 2);
+    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_SUB,
+                                       pids, 2),
+                     2);
     assert_alive(pids[0]);
     assert_alive(pids[1]);
 }
@@ -516,7 +534,9 @@ static void l4_l3_sub_subtree_ready_after_init_no_run(void **state)
     o.sub_init = count_init;
     o.sub_init_arg = (void *)counter;
     assert_int_equal(mpfw_tree_spin_up(&t, "L4{L3{sub}}", &o), 0);
-    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_NEXT, &pid, 1), 1);
+    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_NEXT,
+                                       &pid, 1),
+                     1);
     assert_alive(pid);
     /* The subtree was up (its sub's init ran) before the L3 reported READY. */
     assert_int_equal(atomic_load(counter), 1);
@@ -651,7 +671,8 @@ static void close_during_initializing_cancels_init(void **state)
     assert_int_equal(d.rc, 0);
     assert_int_equal(worker_get_state(d.w), WORKER_CLOSED);
     /* Not the 5 s startup deadline, in any build. */
-    assert_true(d.t_close - t0 < fmin(rt_bound_s(1.0), 0.8 * o.startup_timeout_s));
+    assert_true(d.t_close - t0 <
+                fmin(rt_bound_s(1.0), 0.8 * o.startup_timeout_s));
     assert_int_equal(worker_child_pids(d.w, WORKER_CHILD_SUB, NULL, 0), 0);
     assert_int_equal(worker_init(d.w), -ESHUTDOWN);
     worker_gates_free(d.g);
@@ -674,9 +695,13 @@ static void *init_in_thread(void *arg)
     return NULL;
 }
 
-static int count_sub(void *arg, const void *args, size_t len, char *msg, size_t size)
+static int count_sub(void *arg, const void *args, size_t len, char *msg,
+                     size_t size)
 {
-    (void)args; (void)len; (void)msg; (void)size;
+    (void)args;
+    (void)len;
+    (void)msg;
+    (void)size;
     atomic_fetch_add((_Atomic unsigned *)arg, 1);
     return 0;
 }
@@ -706,10 +731,10 @@ static void *run_in_thread(void *arg)
 struct scene {
     worker *w;
     worker_gates *g;
-    unsigned n_init;              /* extra worker_init() callers */
-    bool with_run;                /* a worker_run() caller too */
-    bool try_register;            /* register while INITIALIZING */
-    worker *attached;             /* … also on this attached child */
+    unsigned n_init;   /* extra worker_init() callers */
+    bool with_run;     /* a worker_run() caller too */
+    bool try_register; /* register while INITIALIZING */
+    worker *attached;  /* … also on this attached child */
     struct caller inits[3], run;
     int reg_rc, reg_child_rc;
     char reg_err[512];
@@ -726,7 +751,8 @@ static void *scene_driver(void *arg)
         s->seen = worker_get_state(s->w);
         if (s->try_register) {
             s->reg_rc = worker_register_sub(s->w, "late", count_sub, NULL);
-            snprintf(s->reg_err, sizeof(s->reg_err), "%s", worker_last_error(s->w));
+            snprintf(s->reg_err, sizeof(s->reg_err), "%s",
+                     worker_last_error(s->w));
             if (s->attached)
                 s->reg_child_rc = worker_register_orch(s->attached, "late",
                                                        submit_sub0, NULL);
@@ -752,7 +778,8 @@ static void *scene_driver(void *arg)
 }
 
 /* Build the scene's tree (NEW: the case registers callables next). */
-static void play(struct scene *s, mpfw_tree **t, const char *spec, mpfw_options *o)
+static void play(struct scene *s, mpfw_tree **t, const char *spec,
+                 mpfw_options *o)
 {
     assert_int_equal(worker_gates_new(&s->g), 0);
     worker_gate_open(s->g, 1); /* counts parked callers, never holds them */
@@ -801,7 +828,9 @@ static void run_blocks_during_initializing_then_completes(void **state)
     struct scene s = { 0 };
 
     play(&s, &t, "L3{sub}", &o);
-    assert_int_equal(worker_register_sub(s.w, "count", count_sub, (void *)counter), 0);
+    assert_int_equal(worker_register_sub(s.w, "count", count_sub,
+                                         (void *)counter),
+                     0);
     s.with_run = true;
     /* The run is parked on the epoch (not refused), and completes once the
        tree is READY. */
@@ -830,7 +859,8 @@ static void init_failure_wakes_run_waiter_with_startup_error(void **state)
     assert_string_equal(worker_last_error(s.w), worker_startup_error(s.w));
     /* A run arriving after the failure gets the FAILED admission rule. */
     assert_int_equal(worker_run(s.w, submit_sub0, NULL), -EPERM);
-    assert_contains(worker_last_error(s.w), "startup failed; close this worker");
+    assert_contains(worker_last_error(s.w),
+                    "startup failed; close this worker");
     worker_gates_free(s.g);
 }
 
@@ -848,7 +878,9 @@ static void run_does_not_start_hierarchy(void **state)
     o.sub_init_arg = (void *)&counters[0];
     assert_int_equal(mpfw_tree_new(&t, "L3{sub*2}", &o), 0);
     worker *w = mpfw_tree_root(t);
-    assert_int_equal(worker_register_sub(w, "count", count_sub, (void *)&counters[1]), 0);
+    assert_int_equal(worker_register_sub(w, "count", count_sub,
+                                         (void *)&counters[1]),
+                     0);
     assert_int_equal(worker_init(w), 0);
     assert_int_equal(worker_child_pids(w, WORKER_CHILD_SUB, before, 2), 2);
     assert_int_equal(worker_run(w, submit_sub0, NULL), 0);
@@ -898,7 +930,9 @@ static void sub_backed_l3_with_callable_inits(void **state)
 
     assert_int_equal(mpfw_tree_new(&t, "L3{sub}", &o), 0);
     worker *w = mpfw_tree_root(t);
-    assert_int_equal(worker_register_sub(w, "count", count_sub, (void *)counter), 0);
+    assert_int_equal(worker_register_sub(w, "count", count_sub,
+                                         (void *)counter),
+                     0);
     assert_int_equal(worker_init(w), 0);
     assert_int_equal(worker_run(w, submit_sub0, NULL), 0);
     assert_int_equal(atomic_load(counter), 1);
@@ -913,12 +947,15 @@ static void sub_callable_on_chip_only_l3_rejected_at_init(void **state)
 
     assert_int_equal(mpfw_tree_new(&t, "L4{L3{sub},L3{chip*2}}", &o), 0);
     worker *chips_only = mpfw_tree_find(t, "next.1");
-    assert_int_equal(worker_register_sub(chips_only, "count", count_sub, NULL), 0);
+    assert_int_equal(worker_register_sub(chips_only, "count", count_sub, NULL),
+                     0);
     assert_int_equal(worker_init(mpfw_tree_root(t)), -EINVAL);
     assert_contains(worker_last_error(mpfw_tree_root(t)),
                     "sub callable 'count' (id 0) of the level-3 worker has no "
                     "eligible dispatch target");
-    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_NEXT, NULL, 0), 0);
+    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_NEXT,
+                                       NULL, 0),
+                     0);
 }
 
 static int checksum_base(worker_job *job, void *arg)
@@ -946,8 +983,10 @@ static void chip_task_on_chipless_l3_rejected_at_submit(void **state)
     mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub}", &o), 0);
-    assert_int_equal(worker_run(mpfw_tree_root(t), checksum_base, NULL), -EINVAL);
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "no chip 0 (the worker has 0)");
+    assert_int_equal(worker_run(mpfw_tree_root(t), checksum_base, NULL),
+                     -EINVAL);
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "no chip 0 (the worker has 0)");
 }
 
 static void register_after_init_is_rejected(void **state)
@@ -956,9 +995,11 @@ static void register_after_init_is_rejected(void **state)
     mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub}", &o), 0);
-    assert_int_equal(worker_register_sub(mpfw_tree_root(t), "late", count_sub, NULL),
+    assert_int_equal(worker_register_sub(mpfw_tree_root(t), "late", count_sub,
+                                         NULL),
                      -EBUSY);
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "register before init");
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "register before init");
 }
 
 /* ---- TestLevel2Lifecycle close() contract, on L3 ---- */
@@ -1020,7 +1061,8 @@ static void chip_init_failure_raises_bounded(void **state)
     int rc = mpfw_tree_spin_up(&t, "L3{chip,chip:fail,chip}", &o);
     assert_int_equal(rc, -EIO);
     assert_contains(worker_last_error(mpfw_tree_root(t)), "chip worker 1 (pid");
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "chip dev=1: injected chip init failure");
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "chip dev=1: injected chip init failure");
 }
 
 static void chip_init_hang_trips_deadline(void **state)
@@ -1085,10 +1127,12 @@ static void init_twice_and_init_after_failure_are_rejected(void **state)
 
     assert_int_equal(mpfw_tree_spin_up(&a, "L3{sub}", &o), 0);
     assert_int_equal(worker_init(mpfw_tree_root(a)), -EALREADY);
-    assert_contains(worker_last_error(mpfw_tree_root(a)), "already initialized");
+    assert_contains(worker_last_error(mpfw_tree_root(a)),
+                    "already initialized");
     assert_int_equal(mpfw_tree_spin_up(&b, "L3{sub:fail}", &o), -EIO);
     assert_int_equal(worker_init(mpfw_tree_root(b)), -EPERM);
-    assert_contains(worker_last_error(mpfw_tree_root(b)), "startup failed; close");
+    assert_contains(worker_last_error(mpfw_tree_root(b)),
+                    "startup failed; close");
 }
 
 static void add_worker_rejects_non_new_child(void **state)
@@ -1098,7 +1142,8 @@ static void add_worker_rejects_non_new_child(void **state)
 
     assert_int_equal(mpfw_tree_new(&p, "L4", NULL), 0);
     assert_int_equal(mpfw_tree_spin_up(&c, "L3{sub}", &o), 0);
-    assert_int_equal(worker_add_child(mpfw_tree_root(p), mpfw_tree_root(c)), -EBUSY);
+    assert_int_equal(worker_add_child(mpfw_tree_root(p), mpfw_tree_root(c)),
+                     -EBUSY);
     assert_contains(worker_last_error(mpfw_tree_root(p)), "must be NEW");
 }
 
@@ -1175,7 +1220,8 @@ static void register_after_close_is_rejected(void **state)
 
     assert_int_equal(mpfw_tree_new(&t, "L3{sub}", NULL), 0);
     assert_int_equal(mpfw_tree_close(t), 0);
-    assert_int_equal(worker_register_sub(mpfw_tree_root(t), "late", count_sub, NULL),
+    assert_int_equal(worker_register_sub(mpfw_tree_root(t), "late", count_sub,
+                                         NULL),
                      -ESHUTDOWN);
     assert_contains(worker_last_error(mpfw_tree_root(t)), "closed");
 }
@@ -1201,7 +1247,8 @@ static void all_waiters_get_same_original_failure(void **state)
         assert_int_equal(s.inits[i].rc, rc);
     assert_int_equal(s.run.rc, rc);
     assert_contains(worker_startup_error(s.w), "sub worker 1 (pid");
-    assert_contains(worker_startup_error(s.w), "sub_worker: the original failure");
+    assert_contains(worker_startup_error(s.w),
+                    "sub_worker: the original failure");
     assert_string_equal(worker_last_error(s.w), worker_startup_error(s.w));
     assert_int_equal(worker_get_state(s.w), WORKER_FAILED);
     /* After the epoch, the admission rules apply as before. */
@@ -1251,7 +1298,8 @@ static void keyboardinterrupt_before_ready_rolls_back(void **state)
 
 /* ---- acceptance: the tree ---- */
 
-static void l4_two_l3_with_subs_and_sim_chips_comes_up_and_closes_cleanly(void **state)
+static void
+l4_two_l3_with_subs_and_sim_chips_comes_up_and_closes_cleanly(void **state)
 {
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
@@ -1269,18 +1317,21 @@ static void one_failing_chip_in_the_tree_reports_within_100ms(void **state)
     mpfw_options o = rt_fast_options();
     double t0 = rt_now_s();
 
-    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub*2,chip*4},L3{sub*2,chip*3,chip:fail(chip on fire)}}", &o);
+    int rc = mpfw_tree_spin_up(&t,
+                               "L4{L3{sub*2,chip*4},L3{sub*2,chip*3,chip:fail("
+                               "chip on fire)}}",
+                               &o);
     double dt = rt_now_s() - t0;
     assert_int_equal(rc, -EIO);
     assert_contains(worker_last_error(mpfw_tree_root(t)),
                     "child_worker level=3: chip worker 3 (pid");
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "chip dev=3: chip on fire");
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "chip dev=3: chip on fire");
     if (dt >= rt_bound_s(0.1))
         fail_msg("init took %.1f ms to report the chip failure (bound %.0f ms)",
                  dt * 1e3, rt_bound_s(0.1) * 1e3);
     assert_int_equal(mpfw_tree_close(t), 0);
 }
-
 
 /* ---- scripts and fault actions, end to end ---- */
 
@@ -1293,11 +1344,13 @@ static void chip_crash_during_init_reports_the_signal(void **state)
     int rc = mpfw_tree_spin_up(&t, "L3{sub,chip,chip:crash}", &o);
     assert_int_equal(rc, -EIO);
     assert_contains(worker_last_error(mpfw_tree_root(t)), "chip worker 1 (pid");
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "killed by signal 11 (SEGV)");
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "killed by signal 11 (SEGV)");
     assert_true(rt_now_s() - t0 < rt_bound_s(0.5));
 }
 
-static void sigterm_ignoring_child_is_killed_after_the_rollback_budget(void **state)
+static void
+sigterm_ignoring_child_is_killed_after_the_rollback_budget(void **state)
 {
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
@@ -1313,13 +1366,15 @@ static void sigterm_ignoring_child_is_killed_after_the_rollback_budget(void **st
     const worker_rollback_entry *e = find_entry(&r, WORKER_CHILD_SUB, 0);
     assert_non_null(e);
     assert_int_equal(e->disposition, WORKER_DISP_KILLED);
-    assert_true(WIFSIGNALED(e->wait_status) && WTERMSIG(e->wait_status) == SIGKILL);
+    assert_true(WIFSIGNALED(e->wait_status) &&
+                WTERMSIG(e->wait_status) == SIGKILL);
     const worker_rollback_entry *ok = find_entry(&r, WORKER_CHILD_SUB, 1);
     assert_int_equal(ok->disposition, WORKER_DISP_GRACEFUL);
     assert_true(dt < 0.2 + 0.2 + rt_bound_s(0.5));
 }
 
-static void cancel_by_own_sigterm_during_setup_exits_without_publishing(void **state)
+static void
+cancel_by_own_sigterm_during_setup_exits_without_publishing(void **state)
 {
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
@@ -1329,10 +1384,10 @@ static void cancel_by_own_sigterm_during_setup_exits_without_publishing(void **s
     o.faults = "sub.1:setup_begin=sigterm";
     int rc = mpfw_tree_spin_up(&t, "L3{sub,sub:hang}", &o);
     assert_int_equal(rc, -EIO);
+    assert_contains(worker_last_error(mpfw_tree_root(t)), "sub worker 1 (pid");
     assert_contains(worker_last_error(mpfw_tree_root(t)),
-                    "sub worker 1 (pid");
-    assert_contains(worker_last_error(mpfw_tree_root(t)),
-                    "exited during init before signalling ready (exited with code 1, "
+                    "exited during init before signalling ready (exited with "
+                    "code 1, "
                     "at fault point setup_begin (sigterm))");
 }
 
@@ -1341,13 +1396,16 @@ static void faults_armed_from_worker_faults_env(void **state)
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
 
-    assert_int_equal(setenv("WORKER_FAULTS", "next.0/chip.1:setup_begin=fail(from the env)", 1), 0);
+    assert_int_equal(setenv("WORKER_FAULTS",
+                            "next.0/chip.1:setup_begin=fail(from the env)", 1),
+                     0);
     int rc = mpfw_tree_spin_up(&t, "L4{L3{chip*2}}", &o);
     unsetenv("WORKER_FAULTS");
     assert_int_equal(rc, -EIO);
     assert_contains(worker_last_error(mpfw_tree_root(t)),
                     "child_worker level=3: chip worker 1 (pid");
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "chip dev=1: from the env");
+    assert_contains(worker_last_error(mpfw_tree_root(t)),
+                    "chip dev=1: from the env");
 }
 
 static void fault_exit_in_a_nested_child_is_reported_with_its_code(void **state)
@@ -1358,8 +1416,7 @@ static void fault_exit_in_a_nested_child_is_reported_with_its_code(void **state)
     o.faults = "next.*/sub.0:setup_end=exit(9)";
     int rc = mpfw_tree_spin_up(&t, "L4{L3{sub}}", &o);
     assert_int_equal(rc, -EIO);
-    assert_contains(worker_last_error(mpfw_tree_root(t)),
-                    "sub worker 0 (pid");
+    assert_contains(worker_last_error(mpfw_tree_root(t)), "sub worker 0 (pid");
     assert_contains(worker_last_error(mpfw_tree_root(t)), "exited with code 9");
 }
 
@@ -1370,15 +1427,18 @@ int main(void)
         mpfw_unit_test(inner_exit_before_ready_raises, 5000),
         mpfw_unit_test(startup_deadline_fires_on_hung_child, 5000),
         mpfw_unit_test(failed_startup_reaps_children_no_leak, 5000),
-        mpfw_unit_test(ready_sibling_closed_gracefully_on_sibling_failure, 5000),
+        mpfw_unit_test(ready_sibling_closed_gracefully_on_sibling_failure,
+                       5000),
         mpfw_unit_test(second_child_failure_reaps_first, 5000),
-        mpfw_unit_test(sigterm_during_init_failed_publication_cannot_escape, 5000),
+        mpfw_unit_test(sigterm_during_init_failed_publication_cannot_escape,
+                       5000),
         mpfw_unit_test(sigterm_is_blocked_from_ready_publication_on, 5000),
         mpfw_unit_test(cancel_at_end_of_setup_wins_over_ready, 5000),
         mpfw_unit_test(sub_child_exit_before_ready_raises, 5000),
         mpfw_unit_test(nonpositive_timeout_rejected, 2000),
         mpfw_unit_test(nonfinite_timeout_rejected, 2000),
-        mpfw_unit_test(invalid_arguments_rejected_before_anything_is_forked, 2000),
+        mpfw_unit_test(invalid_arguments_rejected_before_anything_is_forked,
+                       2000),
         mpfw_unit_test(l4_l3_tree_comes_up_and_runs, 5000),
         mpfw_unit_test(multiple_l3_children_all_ready, 5000),
         mpfw_unit_test(l5_over_l4_over_l3_comes_up_and_closes, 5000),
@@ -1403,7 +1463,8 @@ int main(void)
         mpfw_unit_test(double_close_is_idempotent, 5000),
         mpfw_unit_test(init_twice_and_init_after_failure_are_rejected, 5000),
         mpfw_unit_test(add_worker_rejects_non_new_child, 5000),
-        mpfw_unit_test(add_worker_freezes_child_before_topology_publication, 2000),
+        mpfw_unit_test(add_worker_freezes_child_before_topology_publication,
+                       2000),
         mpfw_unit_test(add_worker_rejects_self_attachment, 2000),
         mpfw_unit_test(add_worker_rejects_already_attached_child, 2000),
         mpfw_unit_test(add_worker_rejects_attached_parent, 2000),
@@ -1418,13 +1479,18 @@ int main(void)
         mpfw_unit_test(chip_task_on_chipless_l3_rejected_at_submit, 5000),
         mpfw_unit_test(register_after_init_is_rejected, 5000),
         mpfw_unit_test(keyboardinterrupt_before_ready_rolls_back, 5000),
-        mpfw_unit_test(l4_two_l3_with_subs_and_sim_chips_comes_up_and_closes_cleanly, 5000),
+        mpfw_unit_test(
+            l4_two_l3_with_subs_and_sim_chips_comes_up_and_closes_cleanly,
+            5000),
         mpfw_unit_test(one_failing_chip_in_the_tree_reports_within_100ms, 5000),
         mpfw_unit_test(chip_crash_during_init_reports_the_signal, 5000),
-        mpfw_unit_test(sigterm_ignoring_child_is_killed_after_the_rollback_budget, 5000),
-        mpfw_unit_test(cancel_by_own_sigterm_during_setup_exits_without_publishing, 5000),
+        mpfw_unit_test(
+            sigterm_ignoring_child_is_killed_after_the_rollback_budget, 5000),
+        mpfw_unit_test(
+            cancel_by_own_sigterm_during_setup_exits_without_publishing, 5000),
         mpfw_unit_test(faults_armed_from_worker_faults_env, 5000),
-        mpfw_unit_test(fault_exit_in_a_nested_child_is_reported_with_its_code, 5000),
+        mpfw_unit_test(fault_exit_in_a_nested_child_is_reported_with_its_code,
+                       5000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }

@@ -105,9 +105,12 @@ static int group_teardown(void **state)
     for (int i = 0; i < n_children; i++) {
         si.si_pid = 0;
         if (waitid(P_PID, (id_t)children[i], &si,
-                   WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid != 0) {
-            fprintf(stderr, "test_preexisting: child %d that predates the "
-                            "case was killed or is gone\n", (int)children[i]);
+                   WEXITED | WNOHANG | WNOWAIT) != 0 ||
+            si.si_pid != 0) {
+            fprintf(stderr,
+                    "test_preexisting: child %d that predates the "
+                    "case was killed or is gone\n",
+                    (int)children[i]);
             bad++;
         }
     }

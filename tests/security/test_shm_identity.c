@@ -135,7 +135,6 @@ static void long_name_removed_leaves_its_prefix_alone(void **state)
     /* main() checks that the prefix object is still there, same inode. */
 }
 
-
 /* Every object that must survive did, as the same inode. */
 static int check_kept(void **state)
 {
@@ -144,8 +143,10 @@ static int check_kept(void **state)
     for (int i = 0; i < n_keep; i++) {
         struct stat st;
         if (stat(keep[i].path, &st) != 0 || st.st_ino != keep[i].ino) {
-            fprintf(stderr, "test_shm_identity: %s was deleted or replaced "
-                            "by the fixture\n", keep[i].path);
+            fprintf(stderr,
+                    "test_shm_identity: %s was deleted or replaced "
+                    "by the fixture\n",
+                    keep[i].path);
             bad++;
         }
         unlink(keep[i].path);
@@ -163,8 +164,7 @@ int main(void)
 {
     char prefix_path[300];
     ino_t prefix_ino;
-    snprintf(prefix_path, sizeof prefix_path, "/dev/shm/%.95s",
-             long_name(200));
+    snprintf(prefix_path, sizeof prefix_path, "/dev/shm/%.95s", long_name(200));
     if (create_unseen(prefix_path, &prefix_ino) != 0) {
         perror("test_shm_identity: creating the prefix object");
         return 1;

@@ -48,29 +48,30 @@ static inline size_t stress_shm_left(const char *prefix, char *first,
     return n;
 }
 
-#define assert_no_shm_left(w)                                                 \
-    do {                                                                      \
-        char first_[256] = "";                                                \
-        size_t n_ = stress_shm_left(worker_shm_prefix(w), first_,             \
-                                    sizeof(first_));                          \
-        if (n_)                                                               \
-            fail_msg("%zu /dev/shm object(s) of the tree left, e.g. %s", n_,  \
-                     first_);                                                 \
+#define assert_no_shm_left(w)                                                \
+    do {                                                                     \
+        char first_[256] = "";                                               \
+        size_t n_ = stress_shm_left(worker_shm_prefix(w), first_,            \
+                                    sizeof(first_));                         \
+        if (n_)                                                              \
+            fail_msg("%zu /dev/shm object(s) of the tree left, e.g. %s", n_, \
+                     first_);                                                \
     } while (0)
 
 /* The child ended through _exit(code): not by a signal, not escaped (an
    escaped child is stopped by the fixture with MPF_ESCAPED_EXIT_STATUS). */
-#define assert_exited_with(status, code)                                      \
-    do {                                                                      \
-        int s_ = (status);                                                    \
-        if (!WIFEXITED(s_))                                                   \
-            fail_msg("child did not _exit: wait status %#x%s", s_,            \
-                     WIFSIGNALED(s_) ? " (killed by a signal)" : "");          \
-        if (WEXITSTATUS(s_) != (code))                                        \
-            fail_msg("child exited with %d, documented code is %d%s",        \
-                     WEXITSTATUS(s_), (code),                                 \
-                     WEXITSTATUS(s_) == MPF_ESCAPED_EXIT_STATUS               \
-                         ? " (the fixture stopped it: escaped fork)" : "");   \
+#define assert_exited_with(status, code)                              \
+    do {                                                              \
+        int s_ = (status);                                            \
+        if (!WIFEXITED(s_))                                           \
+            fail_msg("child did not _exit: wait status %#x%s", s_,    \
+                     WIFSIGNALED(s_) ? " (killed by a signal)" : ""); \
+        if (WEXITSTATUS(s_) != (code))                                \
+            fail_msg("child exited with %d, documented code is %d%s", \
+                     WEXITSTATUS(s_), (code),                         \
+                     WEXITSTATUS(s_) == MPF_ESCAPED_EXIT_STATUS       \
+                         ? " (the fixture stopped it: escaped fork)"  \
+                         : "");                                       \
     } while (0)
 
 #endif /* STRESS_HELPERS_H */

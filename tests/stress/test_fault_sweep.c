@@ -95,8 +95,7 @@ enum {
 };
 
 static const char *const roles[] = {
-    "root",
-    "next.0", "next.1",
+    "root",         "next.0",        "next.1",
     "next.0/sub.0", "next.0/chip.0", "next.0/chip.1",
     "next.1/sub.0", "next.1/chip.0", "next.1/chip.1",
 };
@@ -156,8 +155,8 @@ static const struct point_rule rules[] = {
     { "control", CHILD, PH_RUN, true, false },
 };
 
-static const struct point_rule unknown_rule = { NULL, CHILD | PARENT, PH_UNKNOWN,
-                                                false, false };
+static const struct point_rule unknown_rule = { NULL, CHILD | PARENT,
+                                                PH_UNKNOWN, false, false };
 
 static const struct point_rule *rule_of(const char *point)
 {
@@ -170,13 +169,22 @@ static const struct point_rule *rule_of(const char *point)
 /* ---- actions ---- */
 
 enum action {
-    A_DELAY, A_HANG, A_FAIL, A_EXIT, A_SIGTERM, A_SIGKILL, A_SIGNAL_PARENT,
-    A_GATE_WAIT, A_GATE_OPEN, A_GATE_FAIL, A_COUNT
+    A_DELAY,
+    A_HANG,
+    A_FAIL,
+    A_EXIT,
+    A_SIGTERM,
+    A_SIGKILL,
+    A_SIGNAL_PARENT,
+    A_GATE_WAIT,
+    A_GATE_OPEN,
+    A_GATE_FAIL,
+    A_COUNT
 };
 
 static const char *const action_names[A_COUNT] = {
-    "delay", "hang", "fail", "exit", "sigterm", "sigkill", "signal_parent",
-    "gate_wait", "gate_open", "gate_fail",
+    "delay",   "hang",          "fail",      "exit",      "sigterm",
+    "sigkill", "signal_parent", "gate_wait", "gate_open", "gate_fail",
 };
 
 static bool applies(const struct point_rule *r, const char *point,
@@ -238,23 +246,41 @@ static void action_text(const struct combo *c, char *buf, size_t size)
     char m[96];
 
     switch (c->action) {
-    case A_DELAY: snprintf(buf, size, "delay(20)"); break;
-    case A_HANG: snprintf(buf, size, "hang"); break;
+    case A_DELAY:
+        snprintf(buf, size, "delay(20)");
+        break;
+    case A_HANG:
+        snprintf(buf, size, "hang");
+        break;
     case A_FAIL:
         marker(c, m, sizeof(m));
         snprintf(buf, size, "fail(%s)", m);
         break;
-    case A_EXIT: snprintf(buf, size, "exit(%u)", 64 + c->point); break;
-    case A_SIGTERM: snprintf(buf, size, "sigterm"); break;
-    case A_SIGKILL: snprintf(buf, size, "sigkill"); break;
+    case A_EXIT:
+        snprintf(buf, size, "exit(%u)", 64 + c->point);
+        break;
+    case A_SIGTERM:
+        snprintf(buf, size, "sigterm");
+        break;
+    case A_SIGKILL:
+        snprintf(buf, size, "sigkill");
+        break;
     case A_SIGNAL_PARENT:
         snprintf(buf, size, "signal_parent(%d)",
                  role_kind(c->role) == R_LEAF ? SIGTERM : SIGCHLD);
         break;
-    case A_GATE_WAIT: snprintf(buf, size, "gate_wait(%d)", G_HOLD); break;
-    case A_GATE_OPEN: snprintf(buf, size, "gate_open(%d)", G_SPARE); break;
-    case A_GATE_FAIL: snprintf(buf, size, "gate_fail(%u)", G_FAIL_BASE + c->point); break;
-    case A_COUNT: buf[0] = '\0'; break;
+    case A_GATE_WAIT:
+        snprintf(buf, size, "gate_wait(%d)", G_HOLD);
+        break;
+    case A_GATE_OPEN:
+        snprintf(buf, size, "gate_open(%d)", G_SPARE);
+        break;
+    case A_GATE_FAIL:
+        snprintf(buf, size, "gate_fail(%u)", G_FAIL_BASE + c->point);
+        break;
+    case A_COUNT:
+        buf[0] = '\0';
+        break;
     }
 }
 
@@ -282,7 +308,8 @@ static void fault_spec(const struct combo *c, char *buf, size_t size)
             snprintf(last, sizeof(last), "%s/chip.1", c->role);
         }
         off += (size_t)snprintf(buf + off, size - off,
-                                ";%s:setup_end=fail(%s, precondition)", last, m);
+                                ";%s:setup_end=fail(%s, precondition)", last,
+                                m);
         if (c->rule->needs_kill)
             snprintf(buf + off, size - off, ";%s:setup_begin=gate_wait(%d)",
                      first, G_HOLD);
@@ -295,9 +322,9 @@ enum verdict { EXPECT_OK, EXPECT_FAIL, EXPECT_EITHER };
 
 struct expectation {
     enum verdict init;
-    char culprit[48];     /* the role the error must name */
-    bool name_full;       /* every component of its path, else the first */
-    char needle[2][96];   /* the error must contain one of these ("" none) */
+    char culprit[48];   /* the role the error must name */
+    bool name_full;     /* every component of its path, else the first */
+    char needle[2][96]; /* the error must contain one of these ("" none) */
 };
 
 static void expect_fail(struct expectation *e, const char *culprit, bool full,
@@ -336,22 +363,36 @@ static void expectation_of(const struct combo *c, bool reached,
             return;
         }
         switch (c->action) {
-        case A_DELAY: case A_GATE_OPEN: return;
+        case A_DELAY:
+        case A_GATE_OPEN:
+            return;
         case A_SIGNAL_PARENT:
             /* A leaf's parent is in its barrier, waiting for the leaf: the
                SIGTERM cancels it. The caller only sees a spurious SIGCHLD. */
             if (k == R_LEAF)
                 expect_fail(e, parent, true, "exited with code 1", NULL);
             return;
-        case A_FAIL: expect_fail(e, c->role, true, m, NULL); return;
-        case A_GATE_FAIL: expect_fail(e, c->role, true, gate, NULL); return;
-        case A_EXIT: expect_fail(e, c->role, true, code, NULL); return;
-        case A_SIGKILL: expect_fail(e, c->role, true, "killed by signal 9", NULL); return;
-        case A_SIGTERM: expect_fail(e, c->role, true, "exited with code 1", NULL); return;
-        case A_HANG: case A_GATE_WAIT:
+        case A_FAIL:
+            expect_fail(e, c->role, true, m, NULL);
+            return;
+        case A_GATE_FAIL:
+            expect_fail(e, c->role, true, gate, NULL);
+            return;
+        case A_EXIT:
+            expect_fail(e, c->role, true, code, NULL);
+            return;
+        case A_SIGKILL:
+            expect_fail(e, c->role, true, "killed by signal 9", NULL);
+            return;
+        case A_SIGTERM:
+            expect_fail(e, c->role, true, "exited with code 1", NULL);
+            return;
+        case A_HANG:
+        case A_GATE_WAIT:
             expect_fail(e, c->role, false, "deadline", NULL);
             return;
-        case A_COUNT: return;
+        case A_COUNT:
+            return;
         }
         return;
     case PH_FAILED:
@@ -386,13 +427,22 @@ static void expectation_of(const struct combo *c, bool reached,
             return;
         }
         switch (c->action) {
-        case A_EXIT: expect_fail(e, c->role, true, code, NULL); return;
-        case A_SIGKILL: expect_fail(e, c->role, true, "killed by signal 9", NULL); return;
-        case A_SIGTERM: expect_fail(e, c->role, true, "exited with code 1", NULL); return;
-        case A_HANG: case A_GATE_WAIT:
+        case A_EXIT:
+            expect_fail(e, c->role, true, code, NULL);
+            return;
+        case A_SIGKILL:
+            expect_fail(e, c->role, true, "killed by signal 9", NULL);
+            return;
+        case A_SIGTERM:
+            expect_fail(e, c->role, true, "exited with code 1", NULL);
+            return;
+        case A_HANG:
+        case A_GATE_WAIT:
             expect_fail(e, c->role, false, "deadline", NULL);
             return;
-        default: expect_fail(e, c->role, true, m, NULL); return;
+        default:
+            expect_fail(e, c->role, true, m, NULL);
+            return;
         }
     case PH_RUN:
     case PH_UNKNOWN:
@@ -457,7 +507,8 @@ static void assert_needles(const char *err, const struct expectation *e)
 {
     if (!e->needle[0][0])
         return;
-    if (strstr(err, e->needle[0]) || (e->needle[1][0] && strstr(err, e->needle[1])))
+    if (strstr(err, e->needle[0]) ||
+        (e->needle[1][0] && strstr(err, e->needle[1])))
         return;
     fail_msg("expected \"%s\"%s%s%s in the error: \"%s\"", e->needle[0],
              e->needle[1][0] ? " or \"" : "", e->needle[1],
@@ -497,23 +548,31 @@ static void check_run(const struct combo *c, int rc, const char *err)
             break;
         }
         __attribute__((fallthrough)); /* a task held, then released */
-    case A_DELAY: case A_GATE_OPEN:
-    case A_SIGNAL_PARENT: case A_SIGTERM: case A_COUNT:
+    case A_DELAY:
+    case A_GATE_OPEN:
+    case A_SIGNAL_PARENT:
+    case A_SIGTERM:
+    case A_COUNT:
         /* Slowed, held then released, or signalled while SIGTERM is
            blocked (a serving child): the run still succeeds. */
         if (rc != 0)
             fail_msg("run returned %d, expected 0: \"%s\"", rc, err);
         return;
-    case A_FAIL: marker(c, need, sizeof(need)); break;
+    case A_FAIL:
+        marker(c, need, sizeof(need));
+        break;
     case A_GATE_FAIL:
-        snprintf(need, sizeof(need), "gate %u is closed", G_FAIL_BASE + c->point);
+        snprintf(need, sizeof(need), "gate %u is closed",
+                 G_FAIL_BASE + c->point);
         break;
     case A_EXIT:
-        snprintf(need, sizeof(need), "exited with code %u, at fault point %s (exit)",
-                 64 + c->point, c->point_name);
+        snprintf(need, sizeof(need),
+                 "exited with code %u, at fault point %s (exit)", 64 + c->point,
+                 c->point_name);
         break;
     case A_SIGKILL:
-        snprintf(need, sizeof(need), "at fault point %s (sigkill)", c->point_name);
+        snprintf(need, sizeof(need), "at fault point %s (sigkill)",
+                 c->point_name);
         break;
     case A_HANG:
         snprintf(need, sizeof(need), "at fault point %s (hang)", c->point_name);
@@ -617,7 +676,8 @@ static void register_callables(mpfw_tree *t)
         worker *w = mpfw_tree_find(t, nexts[i]);
         assert_non_null(w);
         assert_int_equal(worker_register_sub(w, "noop", sweep_sub, NULL), 0);
-        assert_int_equal(worker_register_orch(w, "tasks", next_tasks_orch, NULL),
+        assert_int_equal(worker_register_orch(w, "tasks", next_tasks_orch,
+                                              NULL),
                          ORCH_TASKS);
         assert_int_equal(worker_register_orch(w, "controls", next_controls_orch,
                                               NULL),
@@ -693,11 +753,13 @@ static void sweep_case(void **state)
     worker *w = mpfw_tree_root(t);
     const char *err = worker_last_error(w);
     if (dt >= BOUND_S)
-        fail_msg("init took %.3f s (bound %.1f s); faults \"%s\"", dt, BOUND_S, spec);
+        fail_msg("init took %.3f s (bound %.1f s); faults \"%s\"", dt, BOUND_S,
+                 spec);
     arrivals_init = worker_gate_arrivals(g, G_PROBE);
     expectation_of(c, arrivals_init > 0, &e);
     if (e.init == EXPECT_OK && rc != 0)
-        fail_msg("init returned %d, expected 0: \"%s\" (faults \"%s\")", rc, err, spec);
+        fail_msg("init returned %d, expected 0: \"%s\" (faults \"%s\")", rc,
+                 err, spec);
     if (e.init == EXPECT_FAIL && rc == 0)
         fail_msg("init succeeded, expected a failure (faults \"%s\")", spec);
     if (rc != 0) {
@@ -721,8 +783,8 @@ static void sweep_case(void **state)
             if (c->rule->phase == PH_RUN || dies_ready)
                 check_run(c, rc, run_err);
             else if (rc != 0)
-                fail_msg("run returned %d: \"%s\" (faults \"%s\")", rc,
-                         run_err, spec);
+                fail_msg("run returned %d: \"%s\" (faults \"%s\")", rc, run_err,
+                         spec);
         }
     }
 
@@ -730,7 +792,8 @@ static void sweep_case(void **state)
     rc = mpfw_tree_close(t);
     dt = rt_now_s() - t0;
     if (dt >= BOUND_S)
-        fail_msg("close took %.3f s (bound %.1f s); faults \"%s\"", dt, BOUND_S, spec);
+        fail_msg("close took %.3f s (bound %.1f s); faults \"%s\"", dt, BOUND_S,
+                 spec);
     if (rc != 0)
         fail_msg("close returned %d: \"%s\" (faults \"%s\")", rc,
                  worker_last_error(w), spec);
@@ -825,7 +888,8 @@ int main(void)
         tests[i] = (struct CMUnitTest){ combos[i].name, sweep_case, NULL,
                                         mpfw_case_teardown, &specs[i] };
     }
-    failed = mpf__run_group_tests("test_fault_sweep", tests, n_combos, NULL, NULL);
+    failed = mpf__run_group_tests("test_fault_sweep", tests, n_combos, NULL,
+                                  NULL);
     free(tests);
     free(specs);
     free(combos);

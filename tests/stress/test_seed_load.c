@@ -211,26 +211,33 @@ int main(int argc, char **argv)
     failed = mpf_run_group_tests(tests, NULL, NULL);
     double run_s = rt_now_s() - t0;
     cpu_jiffies(&idle1, &total1);
-    double idle = total1 > total0 ? (double)(idle1 - idle0) / (double)(total1 - total0) : 1;
+    double idle = total1 > total0
+                      ? (double)(idle1 - idle0) / (double)(total1 - total0)
+                      : 1;
     unsigned hogs_ran = n_hogs;
     cpu_s = hogs_stop(&wall_s);
     double share = cpu_s < 0 ? 0 : cpu_s / (wall_s * hogs_ran);
-    fprintf(stderr, "test_seed_load: %s round(s) of second_child_failure_reaps_first "
-            "in %.1f s: %s; %u CPU hog(s) had %.1f CPU-s over %.1f s (%.0f%% of "
+    fprintf(stderr,
+            "test_seed_load: %s round(s) of second_child_failure_reaps_first "
+            "in %.1f s: %s; %u CPU hog(s) had %.1f CPU-s over %.1f s (%.0f%% "
+            "of "
             "their cores); machine idle %.1f%%; MPF_JITTER=%s\n",
-            repeat && *repeat ? repeat : "1", run_s, failed ? "FAILED" : "all passed",
-            hogs_ran, cpu_s < 0 ? 0 : cpu_s, wall_s, 100 * share, 100 * idle,
+            repeat && *repeat ? repeat : "1", run_s,
+            failed ? "FAILED" : "all passed", hogs_ran, cpu_s < 0 ? 0 : cpu_s,
+            wall_s, 100 * share, 100 * idle,
             jitter && *jitter ? jitter : "off");
     if (cpu_s < 0) {
-        fprintf(stderr, "test_seed_load: a CPU hog died on its own: the run was "
-                        "not under full load\n");
+        fprintf(stderr,
+                "test_seed_load: a CPU hog died on its own: the run was "
+                "not under full load\n");
         return failed + 1;
     }
     /* Saturated: something was runnable on every core all the time (our
        hogs, the test's processes, or anything else on the machine). */
     if (idle > 0.05) {
-        fprintf(stderr, "test_seed_load: the cores were not saturated (idle "
-                        "%.1f%%, hogs %.0f%%): the run was not under load\n",
+        fprintf(stderr,
+                "test_seed_load: the cores were not saturated (idle "
+                "%.1f%%, hogs %.0f%%): the run was not under load\n",
                 100 * idle, 100 * share);
         return failed + 1;
     }

@@ -79,8 +79,8 @@ struct window {
 
 /* Spin the tree up with the window's faults; init must fail with the
    sibling's error, before any deadline, and the rollback must have run. */
-static void open_window(struct window *win, const char *spec, const char *faults,
-                        const char *sibling_error)
+static void open_window(struct window *win, const char *spec,
+                        const char *faults, const char *sibling_error)
 {
     mpfw_options o;
     double t0;
@@ -111,8 +111,9 @@ static void open_window(struct window *win, const char *spec, const char *faults
 static void assert_child(const struct window *win, unsigned index,
                          worker_disposition disp, int code)
 {
-    const worker_rollback_entry *e =
-        stress_find_entry(&win->r, WORKER_CHILD_NEXT, index);
+    const worker_rollback_entry *e = stress_find_entry(&win->r,
+                                                       WORKER_CHILD_NEXT,
+                                                       index);
 
     assert_non_null(e);
     assert_exited_with(e->wait_status, code);
@@ -258,9 +259,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         mpfw_unit_test(sigterm_during_setup_is_a_cooperative_cancel, 5000),
-        mpfw_unit_test(sigterm_between_setup_and_ready_store_wins_over_ready, 5000),
+        mpfw_unit_test(sigterm_between_setup_and_ready_store_wins_over_ready,
+                       5000),
         mpfw_unit_test(sigterm_after_init_failed_store_cannot_escape, 5000),
-        mpfw_unit_test(sigterm_after_ready_store_before_serve_stays_pending, 5000),
+        mpfw_unit_test(sigterm_after_ready_store_before_serve_stays_pending,
+                       5000),
         mpfw_unit_test(sigterm_twice_in_a_row_is_one_cancel, 5000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);

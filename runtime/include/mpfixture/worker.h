@@ -86,16 +86,17 @@ typedef struct worker_gates worker_gates;
 #define WORKER_MAX_SUBS 64
 #define WORKER_MAX_CHIPS 64
 #define WORKER_MAX_NEXT 16
-#define WORKER_MAX_CHILDREN (WORKER_MAX_SUBS + WORKER_MAX_CHIPS + WORKER_MAX_NEXT)
-#define WORKER_ERROR_MAX 256      /* bytes of a child's error text, with NUL */
-#define WORKER_GATES_COUNT 64     /* gates in one worker_gates set */
-#define WORKER_MAX_CALLABLES 64   /* sub / orchestration callables per worker */
+#define WORKER_MAX_CHILDREN \
+    (WORKER_MAX_SUBS + WORKER_MAX_CHIPS + WORKER_MAX_NEXT)
+#define WORKER_ERROR_MAX 256    /* bytes of a child's error text, with NUL */
+#define WORKER_GATES_COUNT 64   /* gates in one worker_gates set */
+#define WORKER_MAX_CALLABLES 64 /* sub / orchestration callables per worker */
 #define WORKER_CALLABLE_NAME_MAX 32 /* bytes of a callable's name, with NUL */
 #define WORKER_TASK_ARGS_MAX 3072 /* bytes of a sub / next-level task's blob */
 #define WORKER_KERNEL_ARGS_MAX 6  /* arguments of a chip kernel */
 #define WORKER_DEVICE_ALLOC_MAX (1u << 30) /* bytes of one device allocation */
-#define WORKER_ANY (-1)           /* sub target: any idle sub worker */
-#define WORKER_WAIT_FOREVER (-1.0) /* timeout: none */
+#define WORKER_ANY (-1)                    /* sub target: any idle sub worker */
+#define WORKER_WAIT_FOREVER (-1.0)         /* timeout: none */
 
 /* Lifecycle states. */
 typedef enum worker_state {
@@ -126,13 +127,13 @@ const char *worker_child_kind_name(worker_child_kind kind);
  * runs it before it starts its own nested tree.
  */
 typedef enum worker_script_kind {
-    WORKER_SCRIPT_OK = 0,          /* normal init */
-    WORKER_SCRIPT_FAIL,            /* init fails with msg (default text if NULL) */
-    WORKER_SCRIPT_HANG,            /* never finishes init; cancellable by SIGTERM */
-    WORKER_SCRIPT_SLOW_FAIL,       /* waits arg ms (cancellable), then fails */
-    WORKER_SCRIPT_EXIT,            /* _exit(arg) during init, publishes nothing */
-    WORKER_SCRIPT_CRASH,           /* dies by SIGSEGV during init */
-    WORKER_SCRIPT_IGNORE_SIGTERM,  /* ignores SIGTERM and hangs: needs SIGKILL */
+    WORKER_SCRIPT_OK = 0,    /* normal init */
+    WORKER_SCRIPT_FAIL,      /* init fails with msg (default text if NULL) */
+    WORKER_SCRIPT_HANG,      /* never finishes init; cancellable by SIGTERM */
+    WORKER_SCRIPT_SLOW_FAIL, /* waits arg ms (cancellable), then fails */
+    WORKER_SCRIPT_EXIT,      /* _exit(arg) during init, publishes nothing */
+    WORKER_SCRIPT_CRASH,     /* dies by SIGSEGV during init */
+    WORKER_SCRIPT_IGNORE_SIGTERM, /* ignores SIGTERM and hangs: needs SIGKILL */
     WORKER_SCRIPT_FORK_GRANDCHILD, /* forks a grandchild in its process group,
                                       then both ignore SIGTERM and hang */
     WORKER_SCRIPT_KIND_COUNT
@@ -144,18 +145,25 @@ typedef enum worker_script_kind {
 
 typedef struct worker_script {
     worker_script_kind kind;
-    int arg;          /* SLOW_FAIL: delay in ms (0..WORKER_SCRIPT_DELAY_MAX_MS);
+    int arg; /* SLOW_FAIL: delay in ms (0..WORKER_SCRIPT_DELAY_MAX_MS);
                          EXIT: code (0..WORKER_SCRIPT_EXIT_MAX) */
-    const char *msg;  /* FAIL, SLOW_FAIL: error text, copied (truncated to 255 B) */
+    const char
+        *msg; /* FAIL, SLOW_FAIL: error text, copied (truncated to 255 B) */
 } worker_script;
 
 /* The *_INIT macros name their fields in C (a field added to a struct
    cannot shift them); C++ before C++20 has no designators, so it gets
    the same values in declaration order. */
 #ifdef __cplusplus
-#define WORKER_SCRIPT_INIT { WORKER_SCRIPT_OK, 0, NULL }
+#define WORKER_SCRIPT_INIT        \
+    {                             \
+        WORKER_SCRIPT_OK, 0, NULL \
+    }
 #else
-#define WORKER_SCRIPT_INIT { .kind = WORKER_SCRIPT_OK, .arg = 0, .msg = NULL }
+#define WORKER_SCRIPT_INIT                              \
+    {                                                   \
+        .kind = WORKER_SCRIPT_OK, .arg = 0, .msg = NULL \
+    }
 #endif
 
 /*
@@ -259,14 +267,18 @@ typedef struct worker_options {
 } worker_options;
 
 #ifdef __cplusplus
-#define WORKER_OPTIONS_INIT                                                \
-    { 3, 0, 0, 300.0, 10.0, 60.0, NULL, NULL, WORKER_SCRIPT_INIT, NULL,     \
-      NULL, 0, 0, NULL, NULL, 10.0, WORKER_DEVICE_LEAKS_RECLAIM }
+#define WORKER_OPTIONS_INIT                                               \
+    {                                                                     \
+        3, 0, 0, 300.0, 10.0, 60.0, NULL, NULL, WORKER_SCRIPT_INIT, NULL, \
+            NULL, 0, 0, NULL, NULL, 10.0, WORKER_DEVICE_LEAKS_RECLAIM     \
+    }
 #else
-#define WORKER_OPTIONS_INIT                                                \
-    { .level = 3, .startup_timeout_s = 300.0, .rollback_timeout_s = 10.0,  \
-      .close_timeout_s = 60.0, .self_script = WORKER_SCRIPT_INIT,          \
-      .drain_timeout_s = 10.0, .device_leaks = WORKER_DEVICE_LEAKS_RECLAIM }
+#define WORKER_OPTIONS_INIT                                                  \
+    {                                                                        \
+        .level = 3, .startup_timeout_s = 300.0, .rollback_timeout_s = 10.0,  \
+        .close_timeout_s = 60.0, .self_script = WORKER_SCRIPT_INIT,          \
+        .drain_timeout_s = 10.0, .device_leaks = WORKER_DEVICE_LEAKS_RECLAIM \
+    }
 #endif
 
 /*
@@ -356,8 +368,8 @@ const char *worker_last_error(const worker *w);
  * Pids of the live (forked, not yet reaped) direct children of one kind,
  * in index order. Writes at most n pids and returns how many there are.
  */
-size_t worker_child_pids(const worker *w, worker_child_kind kind,
-                         pid_t *pids, size_t n);
+size_t worker_child_pids(const worker *w, worker_child_kind kind, pid_t *pids,
+                         size_t n);
 
 /* Pipeline depth chip `index` advertised in INIT_READY, or -ENOENT. */
 int worker_chip_pipeline_depth(const worker *w, unsigned index);
@@ -368,10 +380,10 @@ worker *worker_next_child(worker *w, unsigned id);
 /* What happened to each child in the last startup rollback. */
 typedef enum worker_disposition {
     WORKER_DISP_GRACEFUL = 0, /* was READY, left after SHUTDOWN */
-    WORKER_DISP_CANCELLED,    /* was in init, left after the cooperative SIGTERM */
-    WORKER_DISP_EXITED,       /* had already exited (failed, crashed) */
-    WORKER_DISP_KILLED,       /* needed SIGKILL */
-    WORKER_DISP_JOURNALED,    /* not reaped within the budget: in the journal */
+    WORKER_DISP_CANCELLED, /* was in init, left after the cooperative SIGTERM */
+    WORKER_DISP_EXITED,    /* had already exited (failed, crashed) */
+    WORKER_DISP_KILLED,    /* needed SIGKILL */
+    WORKER_DISP_JOURNALED, /* not reaped within the budget: in the journal */
 } worker_disposition;
 
 typedef struct worker_rollback_entry {
@@ -379,12 +391,12 @@ typedef struct worker_rollback_entry {
     unsigned index;
     pid_t pid;
     worker_disposition disposition;
-    int wait_status;          /* valid unless JOURNALED */
-    uint32_t mailbox_state;   /* base-frame state word when reaped (close) */
+    int wait_status;        /* valid unless JOURNALED */
+    uint32_t mailbox_state; /* base-frame state word when reaped (close) */
 } worker_rollback_entry;
 
 typedef struct worker_rollback_report {
-    bool happened;            /* false until a rollback ran */
+    bool happened; /* false until a rollback ran */
     unsigned graceful, cancelled, exited, killed, journaled; /* counts */
     size_t n;
     /* One per child; a worker has at most WORKER_MAX_CHILDREN, so no
@@ -433,8 +445,8 @@ typedef struct worker_job worker_job;
  * there (static, or MAP_SHARED memory mapped before init), and it must not
  * call libworker on the parent's handles.
  */
-typedef int (*worker_sub_fn)(void *arg, const void *args, size_t len,
-                             char *msg, size_t msg_size);
+typedef int (*worker_sub_fn)(void *arg, const void *args, size_t len, char *msg,
+                             size_t msg_size);
 
 /*
  * An orchestration function: builds a run's task graph with
@@ -510,23 +522,25 @@ int worker_job_fail(worker_job *job, int rc, const char *fmt, ...)
 
 /* A task of a run, as submitted by an orchestration function. */
 typedef struct worker_task {
-    worker_child_kind kind;   /* SUB, CHIP or NEXT */
+    worker_child_kind kind; /* SUB, CHIP or NEXT */
     /* SUB: sub index or WORKER_ANY; CHIP: chip index; NEXT: the id
        worker_add_child() returned. */
     int target;
     /* SUB: sub callable id; CHIP: kernel id (worker_kernel); NEXT: an
        orchestration callable id registered on that next-level worker. */
     unsigned callable;
-    const void *args;         /* SUB, NEXT: blob copied at submit */
-    size_t args_len;          /* 0..WORKER_TASK_ARGS_MAX */
-    const uint64_t *kargs;    /* CHIP: kernel arguments */
-    unsigned nkargs;          /* 0..WORKER_KERNEL_ARGS_MAX */
-    const int *deps;          /* ids of earlier tasks of this job */
+    const void *args;      /* SUB, NEXT: blob copied at submit */
+    size_t args_len;       /* 0..WORKER_TASK_ARGS_MAX */
+    const uint64_t *kargs; /* CHIP: kernel arguments */
+    unsigned nkargs;       /* 0..WORKER_KERNEL_ARGS_MAX */
+    const int *deps;       /* ids of earlier tasks of this job */
     unsigned ndeps;
 } worker_task;
 
-#define WORKER_TASK_INIT                                                   \
-    { WORKER_CHILD_SUB, WORKER_ANY, 0, NULL, 0, NULL, 0, NULL, 0 }
+#define WORKER_TASK_INIT                                           \
+    {                                                              \
+        WORKER_CHILD_SUB, WORKER_ANY, 0, NULL, 0, NULL, 0, NULL, 0 \
+    }
 
 /*
  * Submit a task from inside the job's orchestration function (or while it
@@ -567,15 +581,16 @@ typedef enum worker_kernel {
     WORKER_KERNEL_VECTOR_ADD = 1, /* (a, b, c, n): c[i] = a[i] + b[i] */
     WORKER_KERNEL_FILL = 2,       /* (a, n, v):    a[i] = v */
     WORKER_KERNEL_CHECKSUM = 3,   /* (a, n):       result = sum of a[i] */
-    WORKER_KERNEL_SLEEP = 4,      /* (ms):         busy; ends early on SHUTDOWN */
-    WORKER_KERNEL_FAIL = 5,       /* ():           fails with a message */
-    WORKER_KERNEL_CRASH = 6,      /* (sig):        the chip dies by sig (default SEGV) */
-    WORKER_KERNEL_NOOP = 7,       /* ():           does nothing */
+    WORKER_KERNEL_SLEEP = 4, /* (ms):         busy; ends early on SHUTDOWN */
+    WORKER_KERNEL_FAIL = 5,  /* ():           fails with a message */
+    WORKER_KERNEL_CRASH =
+        6, /* (sig):        the chip dies by sig (default SEGV) */
+    WORKER_KERNEL_NOOP = 7, /* ():           does nothing */
 } worker_kernel;
 
 typedef uint64_t worker_devptr;
 
-#define WORKER_DEVPTR(region, offset)                                      \
+#define WORKER_DEVPTR(region, offset) \
     (((uint64_t)(uint32_t)(region) << 32) | (uint32_t)(offset))
 #define WORKER_DEVPTR_REGION(p) ((uint32_t)((uint64_t)(p) >> 32))
 #define WORKER_DEVPTR_OFFSET(p) ((uint32_t)(p))
