@@ -157,9 +157,23 @@ static double run_core(size_t n)
 static char foreign_prefix[64];
 static unsigned foreign_n;
 
+/* "/dev/shm/<prefix><i>" with stores only: the signal handler uses it. */
 static void foreign_name(char *buf, size_t size, unsigned i)
 {
-    snprintf(buf, size, "/dev/shm/%s%u", foreign_prefix, i);
+    static const char dir[] = "/dev/shm/";
+    char digits[12];
+    size_t len = 0, n = 0;
+    for (const char *s = dir; *s && len + 1 < size; s++)
+        buf[len++] = *s;
+    for (const char *s = foreign_prefix; *s && len + 1 < size; s++)
+        buf[len++] = *s;
+    do {
+        digits[n++] = (char)('0' + i % 10);
+        i /= 10;
+    } while (i && n < sizeof digits);
+    while (n && len + 1 < size)
+        buf[len++] = digits[--n];
+    buf[len] = '\0';
 }
 
 static void foreign_set(unsigned want)
@@ -190,12 +204,12 @@ static void foreign_clear(void)
 static void foreign_signal(int sig)
 {
     char name[128];
-    while (foreign_n > 0) { /* async-signal-safe: snprintf aside, syscalls */
+    while (foreign_n > 0) { /* async-signal-safe: stores and syscalls */
         foreign_name(name, sizeof name, --foreign_n);
-        syscall(SYS_unlinkat, AT_FDCWD, name, 0);
+        (void)unlink(name);
     }
-    signal(sig, SIG_DFL);
-    raise(sig);
+    (void)signal(sig, SIG_DFL);
+    (void)raise(sig);
 }
 
 static int mode_shm(int argc, char **argv)
@@ -215,10 +229,10 @@ static int mode_shm(int argc, char **argv)
         levels[i] = (unsigned)strtoul(argv[4 + i], NULL, 10);
     snprintf(foreign_prefix, sizeof foreign_prefix, "mpfbench-%s-foreign-%d-",
              tag ? tag : "x", (int)getpid());
-    atexit(foreign_clear);
-    signal(SIGINT, foreign_signal);
-    signal(SIGTERM, foreign_signal);
-    signal(SIGHUP, foreign_signal);
+    (void)atexit(foreign_clear);
+    (void)signal(SIGINT, foreign_signal);
+    (void)signal(SIGTERM, foreign_signal);
+    (void)signal(SIGHUP, foreign_signal);
 
     struct CMUnitTest *t = make_table(n);
     run_guarded(t, n); /* warm-up */

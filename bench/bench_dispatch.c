@@ -165,6 +165,7 @@ static void mode_rtt(int blocks, int block)
             bool rt = ((r + k) % 2) == 0;
             for (int i = 0; i < block; i++)
                 blk[i] = rt ? rt_once(w) : pp_once();
+            /* cppcheck-suppress uninitdata ; memcpy writes it */
             memcpy(rt ? all_rt + nrt : all_pp + npp, blk,
                    sizeof(int64_t) * (size_t)block);
             if (rt)
@@ -282,7 +283,7 @@ static void mode_idle(double seconds)
 
 int main(int argc, char **argv)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    (void)setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc == 4 && !strcmp(argv[1], "rtt")) {
         mode_rtt(atoi(argv[2]), atoi(argv[3]));
         return 0;
