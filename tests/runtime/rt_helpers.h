@@ -175,21 +175,32 @@ static inline void rt_shared_free(_Atomic unsigned *c, size_t n)
     munmap((void *)c, n * sizeof(_Atomic unsigned));
 }
 
-/* Children of pid (all its threads), read from /proc; returns the count. */
-static inline size_t rt_children_of(pid_t pid, pid_t *out, size_t max)
+/* A small /proc file of pid (leaf: "stat", "task/<pid>/children"…) into
+   buf, NUL-terminated; its length, or 0 if it could not be read. */
+static inline size_t rt_read_proc(pid_t pid, const char *leaf, char *buf,
+                                  size_t size)
 {
-    char path[64], buf[4096];
-    size_t n = 0;
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
-             (int)pid);
+    char path[96];
+    snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, leaf);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    ssize_t len = read(fd, buf, sizeof(buf) - 1);
+    ssize_t len = read(fd, buf, size - 1);
     close(fd);
     if (len <= 0)
         return 0;
     buf[len] = '\0';
+    return (size_t)len;
+}
+
+/* Children of pid (all its threads), read from /proc; returns the count. */
+static inline size_t rt_children_of(pid_t pid, pid_t *out, size_t max)
+{
+    char leaf[48], buf[4096];
+    size_t n = 0;
+    snprintf(leaf, sizeof(leaf), "task/%d/children", (int)pid);
+    if (!rt_read_proc(pid, leaf, buf, sizeof(buf)))
+        return 0;
     for (char *p = buf, *end; *p && n < max; p = end) {
         long v = strtol(p, &end, 10);
         if (end == p)

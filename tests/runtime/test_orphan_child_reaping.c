@@ -33,17 +33,10 @@ struct record {
 
 static long cpu_ticks(pid_t pid)
 {
-    char path[64], buf[1024];
+    char buf[1024];
     unsigned long ut = 0, st = 0;
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (!rt_read_proc(pid, "stat", buf, sizeof(buf)))
         return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
     char *p = strrchr(buf, ')');
     /* fields after ")": state(3) ... utime(14) stime(15) */
     if (!p ||
