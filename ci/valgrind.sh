@@ -15,10 +15,11 @@
 # bounds with them (mpf_time_scale()), and the ctest timeouts are widened
 # to match. The runtime takes its exit-pipe path (valgrind 3.19 has no
 # pidfd_open). The stress label runs its short form (MPF_STRESS_SHORT).
-# Not here: the fault_sweep label (1,022 cases, about half an hour under
-# memcheck on 2 cores; its code paths are those of the runtime suites) and
-# the tests that are not cmocka suites (mpf_run.*, the renderer's Python
-# tests, the realworld corpus run by mpf-run): they run natively.
+# Not by default: the fault_sweep label (1,022 cases, 11 minutes more on 2
+# cores; `ci/valgrind.sh fault_sweep` runs it, clean when measured), and the
+# tests that are not cmocka suites (mpf_run.*, settings.*, shared_page.*,
+# the renderer's Python tests, the realworld corpus run by mpf-run): they
+# run natively in this build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/bootstrap.sh
