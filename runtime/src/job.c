@@ -524,9 +524,11 @@ unlock:
     return rc;
 }
 
-/* A callable of a sub or next-level child, with its argument blob. */
-static int submit_callable(worker_job *job, worker_child_kind kind, int target,
-                           unsigned callable, const void *args, size_t len)
+/* One task to one target: a callable with its argument blob (sub, next),
+   or a kernel with its arguments (chip). */
+static int submit_one(worker_job *job, worker_child_kind kind, int target,
+                      unsigned callable, const void *args, size_t len,
+                      const uint64_t *kargs, unsigned nkargs)
 {
     worker_task t = WORKER_TASK_INIT;
 
@@ -535,34 +537,35 @@ static int submit_callable(worker_job *job, worker_child_kind kind, int target,
     t.callable = callable;
     t.args = args;
     t.args_len = len;
-    return worker_submit_task(job, &t);
-}
-
-int worker_submit_sub(worker_job *job, int sub, unsigned callable,
-                      const void *args, size_t len)
-{
-    return submit_callable(job, WORKER_CHILD_SUB, sub, callable, args, len);
-}
-
-int worker_submit_chip(worker_job *job, unsigned chip, unsigned kernel,
-                       const uint64_t *kargs, unsigned nkargs)
-{
-    worker_task t = WORKER_TASK_INIT;
-
-    t.kind = WORKER_CHILD_CHIP;
-    t.target = chip > INT_MAX ? -1 : (int)chip;
-    t.callable = kernel;
     t.kargs = kargs;
     t.nkargs = nkargs;
     return worker_submit_task(job, &t);
 }
 
+/* An index a caller passed as unsigned: past INT_MAX it names no target. */
+static int target_of(unsigned index)
+{
+    return index > INT_MAX ? -1 : (int)index;
+}
+
+int worker_submit_sub(worker_job *job, int sub, unsigned callable,
+                      const void *args, size_t len)
+{
+    return submit_one(job, WORKER_CHILD_SUB, sub, callable, args, len, NULL, 0);
+}
+
+int worker_submit_chip(worker_job *job, unsigned chip, unsigned kernel,
+                       const uint64_t *kargs, unsigned nkargs)
+{
+    return submit_one(job, WORKER_CHILD_CHIP, target_of(chip), kernel, NULL, 0,
+                      kargs, nkargs);
+}
+
 int worker_submit_next(worker_job *job, unsigned worker_id, unsigned callable,
                        const void *args, size_t len)
 {
-    return submit_callable(job, WORKER_CHILD_NEXT,
-                           worker_id > INT_MAX ? -1 : (int)worker_id, callable,
-                           args, len);
+    return submit_one(job, WORKER_CHILD_NEXT, target_of(worker_id), callable,
+                      args, len, NULL, 0);
 }
 
 struct task_ref {

@@ -52,6 +52,15 @@ static bool protected_name(const char *name, const char *const *protect,
     return false;
 }
 
+/* shm_unlink() of a /dev/shm entry name: 1 if it went, else 0. */
+static int unlink_entry(const char *name)
+{
+    char path[NAME_MAX + 2];
+
+    snprintf(path, sizeof(path), "/%s", name);
+    return shm_unlink(path) == 0;
+}
+
 int worker__shm_sweep(const char *prefix, const char *const *protect,
                       size_t n_protect)
 {
@@ -59,7 +68,6 @@ int worker__shm_sweep(const char *prefix, const char *const *protect,
     struct dirent *e;
     size_t plen;
     int count = 0;
-    char path[NAME_MAX + 2];
 
     if (!prefix || prefix[0] != '/' || !prefix[1])
         return -EINVAL;
@@ -73,9 +81,7 @@ int worker__shm_sweep(const char *prefix, const char *const *protect,
             continue;
         if (protected_name(e->d_name, protect, n_protect))
             continue;
-        snprintf(path, sizeof(path), "/%s", e->d_name);
-        if (shm_unlink(path) == 0)
-            count++;
+        count += unlink_entry(e->d_name);
     }
     closedir(d);
     return count;
@@ -89,7 +95,6 @@ int worker_reclaim_stale(void)
     int count = 0;
     uid_t me = geteuid();
     pid_t self = getpid();
-    char path[NAME_MAX + 2];
 
     d = opendir(SHM_DIR);
     if (!d)
@@ -111,9 +116,7 @@ int worker_reclaim_stale(void)
             continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue;
-        snprintf(path, sizeof(path), "/%s", e->d_name);
-        if (shm_unlink(path) == 0)
-            count++;
+        count += unlink_entry(e->d_name);
     }
     closedir(d);
     return count;

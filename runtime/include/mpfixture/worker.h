@@ -537,10 +537,17 @@ typedef struct worker_task {
     unsigned ndeps;
 } worker_task;
 
+#ifdef __cplusplus /* no designators before C++20 */
 #define WORKER_TASK_INIT                                           \
     {                                                              \
         WORKER_CHILD_SUB, WORKER_ANY, 0, NULL, 0, NULL, 0, NULL, 0 \
     }
+#else
+#define WORKER_TASK_INIT                               \
+    {                                                  \
+        .kind = WORKER_CHILD_SUB, .target = WORKER_ANY \
+    }
+#endif
 
 /*
  * Submit a task from inside the job's orchestration function (or while it
