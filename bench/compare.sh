@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench/compare.sh REV — the libraries of REV (before) and of the work tree
+# (after) measured in the same run, interleaved: did a change make them
+# slower? Both are built in Release with the work tree's bench/ programs,
+# so only the libraries differ. Prints one line per measurement
+#   compare <name> before <median> after <median> after/before <ratio>
+# (the ratio is the median of per-round ratios, the two variants of a round
+# having run back to back) and, for the guard, the overhead ratio of each
+# build against fork-per-case from the same bench_case_overhead run.
+#
+# Environment: COMPARE_ROUNDS (default 41), COMPARE_DIR (default
+# build-compare: the before tree and both builds live there).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -eq 1 ] || { echo "usage: bench/compare.sh REV" >&2; exit 2; }
+rev=$(git rev-parse --verify --quiet "$1^{commit}") ||
+  { echo "bench/compare.sh: '$1' is not a commit" >&2; exit 2; }
+rounds=${COMPARE_ROUNDS:-41}
+dir=${COMPARE_DIR:-build-compare}
+
+# The before tree: REV's sources with this tree's bench/ in place of its own.
+rm -rf "$dir/src" && mkdir -p "$dir/src"
+git archive "$rev" | tar -x -C "$dir/src"
+rm -rf "$dir/src/bench" && cp -r bench "$dir/src/bench"
+grep -q 'add_subdirectory(bench)' "$dir/src/CMakeLists.txt" ||
+  { echo "bench/compare.sh: $rev builds no bench/ (CMakeLists.txt)" >&2; exit 2; }
+build() { # source build-dir
+  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$2" -j"$(nproc)" --target bench_case_overhead bench_tree bench_dispatch >/dev/null
+}
+build "$dir/src" "$dir/before"
+build . "$dir/after"
+b=$dir/before/bin a=$dir/after/bin
+
+echo "# compare: before $(git rev-parse --short "$rev"), after $(git rev-parse --short HEAD)$(
+  git diff --quiet HEAD -- && echo || echo ' + uncommitted changes'); $(nproc) cores," \
+  "load $(cut -d' ' -f1-3 /proc/loadavg)"
+raw=$dir/raw.txt
+: >"$raw"
+pairs=()
+for v in rt:16 rt:64 rt_rollback:16 rt_l4:8; do
+  pairs+=("before_${v%%:*}_${v##*:}=$b/bench_tree:$v" "after_${v%%:*}_${v##*:}=$a/bench_tree:$v")
+done
+"$a/bench_tree" drive "$rounds" "${pairs[@]}" | sed 's/^sample /tree /' >>"$raw"
+# The round trip pinned to one CPU, as run.sh's faults_disarmed_cost: where
+# the scheduler puts the chip makes it 11 or 50 us unpinned.
+taskset -c "$(($(nproc) - 1))" "$a/bench_tree" drive "$rounds" \
+  "before_rtt=$b/bench_dispatch:rtt:2000" "after_rtt=$a/bench_dispatch:rtt:2000" |
+  sed 's/^sample /tree /' >>"$raw"
+# The guard: whole bench_case_overhead runs of each build, alternated.
+for ((r = 0; r < 7; r++)); do
+  "$b/bench_case_overhead" 1000 1 | sed "s/^sample /case before $r /" >>"$raw"
+  "$a/bench_case_overhead" 1000 1 | sed "s/^sample /case after $r /" >>"$raw"
+done
+
+python3 - "$raw" <<'PY'
+import collections, statistics, sys
+tree = collections.defaultdict(dict)          # name -> round -> {side: ns}
+case = collections.defaultdict(dict)          # (side, round) -> label -> us
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[0] == "tree":
+        side, name = f[1].split("_", 1)
+        tree[name].setdefault(int(f[2]), {})[side] = float(f[3])
+    elif f[0] == "case":
+        case[(f[1], int(f[2]))][f[3]] = float(f[5])
+def line(name, before, after, ratios, unit):
+    print("compare %-22s before %9.3f after %9.3f %s  after/before %.3f"
+          % (name, statistics.median(before), statistics.median(after), unit,
+             statistics.median(ratios)))
+for name, by_round in tree.items():
+    rs = [v for v in by_round.values() if len(v) == 2]
+    unit = "us" if name == "rtt" else "ms"
+    scale = 1e3 if name == "rtt" else 1e6
+    line(name, [v["before"] / scale for v in rs], [v["after"] / scale for v in rs],
+         [v["after"] / v["before"] for v in rs], unit)
+over = {"before": [], "after": []}
+for (side, _), s in case.items():
+    over[side].append(s["guard_overhead"] / s["fork_per_case"])
+rounds = sorted({r for _, r in case})
+line("guarded_overhead_ratio", over["before"], over["after"],
+     [(case[("after", r)]["guard_overhead"] / case[("after", r)]["fork_per_case"]) /
+      (case[("before", r)]["guard_overhead"] / case[("before", r)]["fork_per_case"])
+      for r in rounds], "  ")
+PY
