@@ -4,6 +4,8 @@
 #   ci/sanitize.sh [address,undefined]   ASan + UBSan (build-asan): every
 #                                        suite, as ci/test.sh runs them
 #                                        (all but the soak label)
+#   ci/sanitize.sh address,undefined fast  the same build, every suite but
+#                                        the fault sweep (ci/test.sh's gate)
 #   ci/sanitize.sh thread                TSan (build-tsan): the runtime's
 #                                        threaded suites (dispatch, control,
 #                                        error propagation, startup)
@@ -16,14 +18,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:-address,undefined}
-case $kind in
-  address,undefined)
+scope=${2:-all}
+case $kind:$scope in
+  address,undefined:all)
     dir=build-asan
     tests=(-LE soak) ;;
-  thread)
+  address,undefined:fast)
+    dir=build-asan
+    tests=(-LE 'soak|fault_sweep') ;;
+  thread:all)
     dir=build-tsan
     tests=(-L runtime -R '^test_(dispatch|control|error_propagation|startup_readiness)\.') ;;
-  *) echo "usage: ci/sanitize.sh [address,undefined|thread]" >&2; exit 2 ;;
+  *) echo "usage: ci/sanitize.sh [address,undefined [fast]|thread]" >&2; exit 2 ;;
 esac
 ci/bootstrap.sh
 export BUILD_DIR=${BUILD_DIR:-$dir}

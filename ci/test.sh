@@ -3,15 +3,18 @@
 # The tests: install what is missing, build with warnings as errors, run
 # every ctest test except the soak label, then build and test
 # examples/consumer against this tree three ways (ci/consumer.sh), then
-# the static checks: cppcheck, clang-tidy and the format (ci/lint.sh).
+# the static checks: cppcheck, clang-tidy and the format (ci/lint.sh),
+# then every suite but the fault sweep under ASan+UBSan in its own build
+# directory <build>-asan (ci/sanitize.sh address,undefined fast).
 #   ci/test.sh          the above
 #   ci/test.sh --full   the above, then every fuzz harness for 30 s each
 #                       (fuzz/run.sh 30; clang and libFuzzer are installed
 #                       by ci/bootstrap.sh --full), scan-build over the
 #                       whole build (ci/lint.sh scan), the mutation checks
 #                       of the detectors (ci/mutate.sh), then the suites
-#                       under ASan+UBSan and the runtime's threaded suites
-#                       under TSan (ci/sanitize.sh), then memcheck of the
+#                       under ASan+UBSan (the fault sweep too) and the
+#                       runtime's threaded suites under TSan
+#                       (ci/sanitize.sh), then memcheck of the
 #                       fixture, runtime, security and stress suites
 #                       (ci/valgrind.sh) and the dispatch suite under
 #                       helgrind (ci/helgrind.sh); each in its own build
@@ -38,6 +41,7 @@ ci/consumer.sh
 # clang-tidy runs the clang analyzer's checks on every file already;
 # scan-build (the same analyzer over the whole build) is in --full.
 ci/lint.sh cppcheck tidy format
+BUILD_DIR="$build-asan" ci/sanitize.sh address,undefined fast
 if [ "$full" -eq 1 ]; then
   fuzz/run.sh 30
   ci/lint.sh scan
