@@ -220,4 +220,38 @@ static inline pid_t rt_child_pid(worker *w, worker_child_kind kind,
     return pids[index];
 }
 
+/* A sub callable that bumps the _Atomic unsigned counter it was registered
+   with. */
+static inline int rt_count_call(void *arg, const void *args, size_t len,
+                                char *msg, size_t size)
+{
+    (void)args;
+    (void)len;
+    (void)msg;
+    (void)size;
+    atomic_fetch_add((_Atomic unsigned *)arg, 1);
+    return 0;
+}
+
+/* The seed report's case: an L4 whose second next-level child fails its
+   init, so that the rollback reaps the first, and close() after it
+   converges in one call. The startup suite runs it once, the load test
+   hundreds of times beside CPU hogs. Returns the root, still valid (the
+   fixture frees the tree at case end) for the caller's own checks. */
+static inline worker *rt_seed_second_child_failure(void)
+{
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+
+    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub},L3{sub}:fail}", &o);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(rc, -EIO);
+    assert_contains(worker_last_error(w), "injected inner init failure");
+    assert_int_equal(worker_child_pids(w, WORKER_CHILD_NEXT, NULL, 0), 0);
+    /* The seed flake: close() after the rollback converges in one call. */
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_int_equal(worker_journal_size(w), 0);
+    return w;
+}
+
 #endif /* RT_HELPERS_H */

@@ -41,18 +41,6 @@ static int raises(void *arg, const void *args, size_t len, char *msg,
     return -1;
 }
 
-/* Bumps a shared counter. */
-static int counts(void *arg, const void *args, size_t len, char *msg,
-                  size_t size)
-{
-    (void)args;
-    (void)len;
-    (void)msg;
-    (void)size;
-    atomic_fetch_add((_Atomic unsigned *)arg, 1);
-    return 0;
-}
-
 /* Submits sub callable `*(unsigned *)arg` once. */
 static int submit_one(worker_job *job, void *arg)
 {
@@ -75,7 +63,8 @@ static worker *tree_with_callables(const char *spec, _Atomic unsigned *counter,
     assert_int_equal(worker_register_sub(w, "raises", raises,
                                          (void *)boom_from_sub),
                      0);
-    assert_int_equal(worker_register_sub(w, "counts", counts, (void *)counter),
+    assert_int_equal(worker_register_sub(w, "counts", rt_count_call,
+                                         (void *)counter),
                      1);
     assert_int_equal(worker_init(w), 0);
     return w;

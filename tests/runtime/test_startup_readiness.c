@@ -199,17 +199,7 @@ static void ready_sibling_closed_gracefully_on_sibling_failure(void **state)
 
 static void second_child_failure_reaps_first(void **state)
 {
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-
-    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub},L3{sub}:fail}", &o);
-    worker *w = mpfw_tree_root(t);
-    assert_int_equal(rc, -EIO);
-    assert_contains(worker_last_error(w), "injected inner init failure");
-    assert_int_equal(worker_child_pids(w, WORKER_CHILD_NEXT, NULL, 0), 0);
-    /* The seed flake: close() after the rollback converges in one call. */
-    assert_int_equal(mpfw_tree_close(t), 0);
-    assert_int_equal(worker_journal_size(w), 0);
+    rt_seed_second_child_failure();
 }
 
 /*
@@ -695,17 +685,6 @@ static void *init_in_thread(void *arg)
     return NULL;
 }
 
-static int count_sub(void *arg, const void *args, size_t len, char *msg,
-                     size_t size)
-{
-    (void)args;
-    (void)len;
-    (void)msg;
-    (void)size;
-    atomic_fetch_add((_Atomic unsigned *)arg, 1);
-    return 0;
-}
-
 static int submit_sub0(worker_job *job, void *arg)
 {
     (void)arg;
@@ -750,7 +729,7 @@ static void *scene_driver(void *arg)
     if (worker_gate_await_arrivals(s->g, 0, 1, 5000) == 0) {
         s->seen = worker_get_state(s->w);
         if (s->try_register) {
-            s->reg_rc = worker_register_sub(s->w, "late", count_sub, NULL);
+            s->reg_rc = worker_register_sub(s->w, "late", rt_count_call, NULL);
             snprintf(s->reg_err, sizeof(s->reg_err), "%s",
                      worker_last_error(s->w));
             if (s->attached)
@@ -828,7 +807,7 @@ static void run_blocks_during_initializing_then_completes(void **state)
     struct scene s = { 0 };
 
     play(&s, &t, "L3{sub}", &o);
-    assert_int_equal(worker_register_sub(s.w, "count", count_sub,
+    assert_int_equal(worker_register_sub(s.w, "count", rt_count_call,
                                          (void *)counter),
                      0);
     s.with_run = true;
@@ -850,7 +829,7 @@ static void init_failure_wakes_run_waiter_with_startup_error(void **state)
     struct scene s = { 0 };
 
     play(&s, &t, "L3{sub:fail(injected startup failure)}", &o);
-    assert_int_equal(worker_register_sub(s.w, "count", count_sub, NULL), 0);
+    assert_int_equal(worker_register_sub(s.w, "count", rt_count_call, NULL), 0);
     s.with_run = true;
     assert_int_equal(play_init(&s), -EIO);
     /* The parked run is woken with the startup error itself. */
@@ -878,7 +857,7 @@ static void run_does_not_start_hierarchy(void **state)
     o.sub_init_arg = (void *)&counters[0];
     assert_int_equal(mpfw_tree_new(&t, "L3{sub*2}", &o), 0);
     worker *w = mpfw_tree_root(t);
-    assert_int_equal(worker_register_sub(w, "count", count_sub,
+    assert_int_equal(worker_register_sub(w, "count", rt_count_call,
                                          (void *)&counters[1]),
                      0);
     assert_int_equal(worker_init(w), 0);
@@ -903,7 +882,7 @@ static void childless_l3_with_callable_rejected_at_init(void **state)
 
     assert_int_equal(mpfw_tree_new(&t, "L3", &o), 0);
     worker *w = mpfw_tree_root(t);
-    assert_int_equal(worker_register_sub(w, "orphan", count_sub, NULL), 0);
+    assert_int_equal(worker_register_sub(w, "orphan", rt_count_call, NULL), 0);
     assert_int_equal(worker_init(w), -EINVAL);
     assert_contains(worker_last_error(w), "no eligible dispatch target");
     /* Nothing was forked or created; the worker is still NEW. */
@@ -930,7 +909,7 @@ static void sub_backed_l3_with_callable_inits(void **state)
 
     assert_int_equal(mpfw_tree_new(&t, "L3{sub}", &o), 0);
     worker *w = mpfw_tree_root(t);
-    assert_int_equal(worker_register_sub(w, "count", count_sub,
+    assert_int_equal(worker_register_sub(w, "count", rt_count_call,
                                          (void *)counter),
                      0);
     assert_int_equal(worker_init(w), 0);
@@ -947,7 +926,8 @@ static void sub_callable_on_chip_only_l3_rejected_at_init(void **state)
 
     assert_int_equal(mpfw_tree_new(&t, "L4{L3{sub},L3{chip*2}}", &o), 0);
     worker *chips_only = mpfw_tree_find(t, "next.1");
-    assert_int_equal(worker_register_sub(chips_only, "count", count_sub, NULL),
+    assert_int_equal(worker_register_sub(chips_only, "count", rt_count_call,
+                                         NULL),
                      0);
     assert_int_equal(worker_init(mpfw_tree_root(t)), -EINVAL);
     assert_contains(worker_last_error(mpfw_tree_root(t)),
@@ -995,8 +975,8 @@ static void register_after_init_is_rejected(void **state)
     mpfw_options o = rt_fast_options();
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub}", &o), 0);
-    assert_int_equal(worker_register_sub(mpfw_tree_root(t), "late", count_sub,
-                                         NULL),
+    assert_int_equal(worker_register_sub(mpfw_tree_root(t), "late",
+                                         rt_count_call, NULL),
                      -EBUSY);
     assert_contains(worker_last_error(mpfw_tree_root(t)),
                     "register before init");
@@ -1220,8 +1200,8 @@ static void register_after_close_is_rejected(void **state)
 
     assert_int_equal(mpfw_tree_new(&t, "L3{sub}", NULL), 0);
     assert_int_equal(mpfw_tree_close(t), 0);
-    assert_int_equal(worker_register_sub(mpfw_tree_root(t), "late", count_sub,
-                                         NULL),
+    assert_int_equal(worker_register_sub(mpfw_tree_root(t), "late",
+                                         rt_count_call, NULL),
                      -ESHUTDOWN);
     assert_contains(worker_last_error(mpfw_tree_root(t)), "closed");
 }
@@ -1238,7 +1218,7 @@ static void all_waiters_get_same_original_failure(void **state)
     struct scene s = { 0 };
 
     play(&s, &t, "L3{sub,sub:fail(the original failure)}", &o);
-    assert_int_equal(worker_register_sub(s.w, "count", count_sub, NULL), 0);
+    assert_int_equal(worker_register_sub(s.w, "count", rt_count_call, NULL), 0);
     s.n_init = 3;
     s.with_run = true;
     int rc = play_init(&s);

@@ -159,21 +159,7 @@ static double hogs_stop(double *wall_s)
    "nothing left" checks. */
 static void second_child_failure_reaps_first(void **state)
 {
-    mpfw_tree *t;
-    mpfw_options o = MPFW_OPTIONS_INIT;
-
-    o.startup_timeout_s = 5;
-    o.rollback_timeout_s = 1;
-    o.close_timeout_s = 2;
-    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub},L3{sub}:fail}", &o);
-    worker *w = mpfw_tree_root(t);
-    assert_int_equal(rc, -EIO);
-    assert_contains(worker_last_error(w), "injected inner init failure");
-    assert_int_equal(worker_child_pids(w, WORKER_CHILD_NEXT, NULL, 0), 0);
-    /* The seed flake: close() after the rollback converges in one call. */
-    assert_int_equal(mpfw_tree_close(t), 0);
-    assert_int_equal(worker_journal_size(w), 0);
-    assert_no_shm_left(w);
+    assert_no_shm_left(rt_seed_second_child_failure());
 }
 
 static bool listing(int argc, char **argv)
