@@ -286,8 +286,10 @@ struct worker__jentry {
  * Dispatch (dispatch.c) in one paragraph: frame 1 of every mailbox is the
  * task frame. The scheduler thread (started after the last fork of
  * worker__start, one per READY worker, also inside next-level children) is
- * the single progress owner: it alone stores TASK_READY / CONTROL_REQUEST
- * and reads TASK_DONE / CONTROL_DONE. It waits in one ppoll over the
+ * the single progress owner: it alone stores CONTROL_REQUEST and reads
+ * TASK_DONE / CONTROL_DONE; TASK_READY is stored by it, or by a submitter
+ * when the frame is free at submission (dispatch.h), always under mu. It
+ * waits in one ppoll over the
  * doorbell eventfd (children ring it after every DONE), the kick eventfd
  * (submitters ring it when it is parked) and the pidfds of every live
  * child, with the nearest control deadline as timeout: an idle tree parks,
