@@ -187,20 +187,36 @@ static int run_script(const worker_script *s, worker_child_kind kind, char *msg,
     return 0;
 }
 
-/* Forget the parent's other children: their pidfds and mailbox mappings
-   were copied by fork and are none of our business. */
+/* Forget the parent's other children. Their mailboxes were never copied
+   into us (the parent marks each one MADV_DONTFORK right after the fork of
+   its owner, so only our own came along; worker__mailbox_keep_from_forks);
+   their pidfds were, and are none of our business. The parent opens the
+   pidfds one after the other, so they are normally consecutive descriptor
+   numbers: each run of consecutive numbers goes in one close_range(2),
+   instead of one close(2) a sibling. The entries are not written (a write
+   would copy their pages): n_children = 0 makes them unreachable. */
 static void forget_siblings(worker *parent, const struct worker__child *self)
 {
+    int first = -1, last = -1;
+
     for (size_t i = 0; i < parent->n_children; i++) {
-        struct worker__child *c = &parent->children[i];
+        const struct worker__child *c = &parent->children[i];
         if (c == self)
             continue;
-        if (c->pidfd >= 0)
-            close(c->pidfd);
-        c->pidfd = -1;
-        worker__mailbox_unmap(c->mb);
-        c->mb = NULL;
+        if (c->mb && !c->mb_kept_from_forks)
+            worker__mailbox_unmap(c->mb);
+        if (c->pidfd < 0)
+            continue;
+        if (first >= 0 && c->pidfd == last + 1) {
+            last = c->pidfd;
+            continue;
+        }
+        if (first >= 0)
+            worker__procfd_close_range(first, last);
+        first = last = c->pidfd;
     }
+    if (first >= 0)
+        worker__procfd_close_range(first, last);
     parent->n_children = 0;
     /* A nested parent's own uplink (to our grandparent) is not ours. */
     if (worker__self.uplink_fd >= 0 &&
@@ -264,10 +280,7 @@ static int setup(worker *parent, struct worker__child *c,
         }
         break;
     case WORKER_CHILD_CHIP: {
-        char name[WORKER__NAME_MAX + 8];
-
-        snprintf(name, sizeof(name), "%s.dev", c->shm_name);
-        if ((rc = worker__device_open(&st->dev, c->index, name,
+        if ((rc = worker__device_open(&st->dev, c->index, c->dev_name,
                                       parent->opt.chip_memory_bytes,
                                       parent->opt.chip_pipeline_depth, m,
                                       sizeof(m))))
@@ -474,21 +487,54 @@ static void serve(struct serve_ctx *sc)
     }
 }
 
+/*
+ * In the parent, before it forks an epoch's children: the signals a child
+ * must reset to SIG_DFL, i.e. those whose disposition is not SIG_DFL now (a
+ * handler, SIG_IGN, or SIGCHLD's no-stop/no-wait flags). Every other
+ * disposition is SIG_DFL and survives fork as such, so the child makes one
+ * sigaction a signal that needs it instead of one for each of the 60
+ * signals (a test process has about six: cmocka's and the guard's).
+ * SIGTERM and SIGHUP are left out (the child installs its own), as are
+ * SIGKILL, SIGSTOP and glibc's internal signals (sigaction refuses them).
+ *
+ * Dispositions are process-wide and this is a snapshot: a handler another
+ * thread installs while worker_init() forks is not in it. Such a
+ * sigaction() races the fork itself (it may equally land after it, where
+ * the child never sees it); worker_init() does not order itself against
+ * the caller's other threads' sigaction().
+ */
+void worker__child_signals_to_reset(sigset_t *set)
+{
+    struct sigaction sa;
+
+    sigemptyset(set);
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP || sig == SIGTERM || sig == SIGHUP)
+            continue;
+        if (sigaction(sig, NULL, &sa) != 0)
+            continue; /* EINVAL for glibc's own */
+        if (sa.sa_handler != SIG_DFL ||
+            (sa.sa_flags & (SA_NOCLDSTOP | SA_NOCLDWAIT)))
+            sigaddset(set, sig);
+    }
+}
+
 _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
                                   pid_t ppid_before_fork)
 {
     struct setup_state st;
     char msg[WORKER_ERROR_MAX];
-    char name[16];
     sigset_t none;
     int rc;
 
     /* Signals are all blocked (the parent blocked them across fork). Reset
        every inherited handler (the test runner's, the fixture's) before
-       anything can run one. */
+       anything can run one: the parent listed the signals whose
+       disposition is not the default (worker__child_signals_to_reset);
+       the others are SIG_DFL already and need no call. */
     for (int sig = 1; sig < NSIG; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP && sig != SIGTERM && sig != SIGHUP)
-            set_disposition(sig, SIG_DFL); /* EINVAL for glibc's own: fine */
+        if (sigismember(&parent->child_sig_reset, sig) == 1)
+            set_disposition(sig, SIG_DFL);
     set_disposition(SIGTERM, on_signal_from_handler);
     set_disposition(SIGHUP, on_signal_from_handler);
 
@@ -515,17 +561,9 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
         worker__self.parent_gone = 1;
     if (parent->is_root)
         setpgid(0, 0);
-    snprintf(name, sizeof(name), "wk-%s-%u", worker_child_kind_name(c->kind),
-             c->index);
-    prctl(PR_SET_NAME, name);
-
-    {
-        char role[WORKER__NAME_MAX];
-        const char *up = parent->is_root ? "" : worker__self.role;
-        worker__fmt(role, sizeof(role), "%s%s%s.%u", up, up[0] ? "/" : "",
-                    worker_child_kind_name(c->kind), c->index);
-        snprintf(worker__self.role, sizeof(worker__self.role), "%s", role);
-    }
+    prctl(PR_SET_NAME, c->proc_name);
+    _Static_assert(sizeof(worker__self.role) == sizeof(c->role), "role size");
+    memcpy(worker__self.role, c->role, sizeof(worker__self.role));
     worker__faults_enter_role(worker__self.role);
     c->mb->frame[0].child_pid = (uint32_t)getpid();
 

@@ -79,9 +79,9 @@ static void region_name(const struct worker__child *c, uint32_t id, char *buf,
                         size_t size)
 {
     if (id == 0)
-        worker__fmt(buf, size, "%s.dev", c->shm_name);
+        worker__fmt(buf, size, "%s", c->dev_name);
     else
-        worker__fmt(buf, size, "%s.dev.%u", c->shm_name, id);
+        worker__fmt(buf, size, "%s.%u", c->dev_name, id);
 }
 
 int worker_device_alloc(worker *w, unsigned chip, size_t size,

@@ -10,11 +10,17 @@
  *   control.c  control commands to one child
  *
  * Threads and ownership. An orchestration function runs on its caller's
- * thread and only enqueues: under the worker's `mu` it appends tasks to
- * the FIFO of their target (or to the WORKER_ANY queue) and kicks the
- * scheduler if it is parked. The scheduler thread is the single progress
- * owner: it alone stores TASK_READY / CONTROL_REQUEST into a child's
- * mailbox and collects TASK_DONE / CONTROL_DONE, so no two threads ever
+ * thread and enqueues: under the worker's `mu` it appends tasks to the
+ * FIFO of their target (or to the WORKER_ANY queue). If the target's task
+ * frame is free and the task at the head of its FIFO is ready, the
+ * submitter stores it into the frame itself, still under `mu`
+ * (worker__dispatch_direct, the very code of the scheduler's pump);
+ * otherwise it kicks the scheduler if it is parked. That saves a noop
+ * round trip one of its four sleeping hand-offs (submitter -> scheduler).
+ * The scheduler thread stays the single progress owner: it alone collects
+ * TASK_DONE / CONTROL_DONE, stores CONTROL_REQUEST, dispatches every task
+ * that could not go at submission, samples liveness and wakes waiters.
+ * Every store into a frame is made under `mu`, so no two threads ever
  * write one frame. It never reaps (close() does, after joining it): a
  * child's death is peeked with WNOWAIT, so its wait status is known at once
  * and the zombie still pins its pid and process group until close().
@@ -86,6 +92,14 @@ static inline struct worker__task *task_at(const worker_job *job, uint32_t id)
 {
     return &job->chunks[id / CHUNK][id % CHUNK];
 }
+
+/* sched.c */
+/* mu held, by a submitter that has just queued onto c: if the scheduler
+   runs and c's frame is free, store the head task into it right here
+   (what the scheduler's pump would do after the kick) and return true:
+   the scheduler needs no wake-up, the child's DONE rings its doorbell.
+   False: nothing was dispatched, kick the scheduler. */
+bool worker__dispatch_direct(worker *w, struct worker__child *c);
 
 /* runq.c */
 const char *worker__ctl_name(unsigned cmd);

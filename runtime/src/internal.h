@@ -192,6 +192,9 @@ int worker__procfd_before_fork(int *rd);
 int worker__procfd_after_fork(pid_t pid, int rd);
 int worker__procfd_waitid(int fd, pid_t pid, siginfo_t *si, int options);
 int worker__procfd_signal(int fd, pid_t pid, int sig);
+/* Close the descriptors first..last (a run of a parent's exit
+   descriptors, in a child of its fork). */
+void worker__procfd_close_range(int first, int last);
 /* A waitid() siginfo as a wait status (-1: none). */
 int worker__status_from_siginfo(const siginfo_t *si);
 
@@ -239,8 +242,16 @@ struct worker__child {
     bool reap_blocked;  /* a "reap" fault held it this pass */
     int wait_status;
     unsigned pipeline_depth;
-    worker__mailbox *mb; /* NULL once freed */
+    worker__mailbox *mb;     /* NULL once freed */
+    bool mb_kept_from_forks; /* MADV_DONTFORK: later children lack it */
     char shm_name[WORKER__NAME_MAX];
+    /* Named by the parent before fork (the child formats nothing on its
+       way to READY, see fork_group): its role ("chip.1",
+       "next.1/chip.0"), its process name ("wk-chip-1") and, for a chip,
+       its device memory ("<shm_name>.dev"). */
+    char role[WORKER__NAME_MAX];
+    char proc_name[16];
+    char dev_name[WORKER__NAME_MAX + 8];
     worker *nested; /* NEXT: the attached worker it runs */
     char nested_prefix[WORKER__NAME_MAX]; /* NEXT: its subtree's shm prefix */
     worker_script script;
@@ -275,8 +286,10 @@ struct worker__jentry {
  * Dispatch (dispatch.c) in one paragraph: frame 1 of every mailbox is the
  * task frame. The scheduler thread (started after the last fork of
  * worker__start, one per READY worker, also inside next-level children) is
- * the single progress owner: it alone stores TASK_READY / CONTROL_REQUEST
- * and reads TASK_DONE / CONTROL_DONE. It waits in one ppoll over the
+ * the single progress owner: it alone stores CONTROL_REQUEST and reads
+ * TASK_DONE / CONTROL_DONE; TASK_READY is stored by it, or by a submitter
+ * when the frame is free at submission (dispatch.h), always under mu. It
+ * waits in one ppoll over the
  * doorbell eventfd (children ring it after every DONE), the kick eventfd
  * (submitters ring it when it is parked) and the pidfds of every live
  * child, with the nearest control deadline as timeout: an idle tree parks,
@@ -319,8 +332,9 @@ struct worker {
     char ns_path[48];
     char prefix[WORKER__NAME_MAX];
 
-    int64_t deadline_ns; /* startup epoch deadline */
-    int doorbell_fd;     /* eventfd children ring, -1 */
+    int64_t deadline_ns;      /* startup epoch deadline */
+    int doorbell_fd;          /* eventfd children ring, -1 */
+    sigset_t child_sig_reset; /* see worker__child_signals_to_reset */
 
     size_t n_children;
     struct worker__child children[WORKER_MAX_CHILDREN];
@@ -441,6 +455,7 @@ void worker__send_kill(worker *w, struct worker__child *c);
 /* child.c */
 _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
                                   pid_t ppid_before_fork);
+void worker__child_signals_to_reset(sigset_t *set);
 _Noreturn void worker__child_exit(int code);
 /* Coverage builds: write the gcov counters of the whole process now (and
    start counting afresh), before a path that ends in a signal or SIGKILL

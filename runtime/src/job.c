@@ -503,7 +503,8 @@ int worker_submit_task(worker_job *job, const worker_task *desc)
     }
     job->n_tasks++;
     rc = (int)t->id;
-    worker__kick(w);
+    if (ep < 0 || !worker__dispatch_direct(w, &w->children[ep]))
+        worker__kick(w);
 
 unlock:
     pthread_mutex_unlock(&w->mu);

@@ -52,6 +52,11 @@ fail:
     return rc;
 }
 
+bool worker__mailbox_keep_from_forks(worker__mailbox *mb)
+{
+    return madvise(mb, WORKER__MAILBOX_SIZE, MADV_DONTFORK) == 0;
+}
+
 void worker__mailbox_unmap(worker__mailbox *mb)
 {
     if (mb)

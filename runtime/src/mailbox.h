@@ -175,6 +175,11 @@ _Static_assert(sizeof(worker__mailbox) == WORKER__MAILBOX_SIZE, "mailbox size");
    map it, stamp magic/version, state IDLE. The name is kept by the caller.
    Returns 0 or a negative errno; nothing is left on failure. */
 int worker__mailbox_create(const char *name, worker__mailbox **ret);
+/* Keep the mailbox out of every later fork (MADV_DONTFORK): the parent
+   calls it right after the fork of the mailbox's owner, so that siblings
+   forked after it neither inherit the mapping nor have to unmap it. True
+   if done (a child still unmaps a sibling's mailbox it was not done for). */
+bool worker__mailbox_keep_from_forks(worker__mailbox *mb);
 /* munmap (NULL ok). Does not unlink. */
 void worker__mailbox_unmap(worker__mailbox *mb);
 /* True if magic and version match. */

@@ -120,6 +120,16 @@ int worker__procfd_signal(int fd, pid_t pid, int sig)
     return pidfd_send_signal(fd, sig, NULL, 0);
 }
 
+/* A run of exit descriptors [first, last] inherited by a fork, closed in
+   one close_range(2) (close(2) one by one where the kernel lacks it). */
+void worker__procfd_close_range(int first, int last)
+{
+    if (close_range((unsigned)first, (unsigned)last, 0) == 0)
+        return;
+    for (int fd = first; fd <= last; fd++)
+        close(fd);
+}
+
 /* ---- wait statuses ---- */
 
 void worker__describe_status(int status, char *buf, size_t size)

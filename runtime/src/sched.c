@@ -267,6 +267,31 @@ static void pump_endpoint(worker *w, struct worker__child *c)
         c->q_tail = NULL;
 }
 
+/* See dispatch.h. The same checks as the scheduler's pass (progress():
+   a READY, live, unpoisoned endpoint; pump_endpoint(): nothing in flight,
+   the head task's dependencies done) and the same dispatch(); only the
+   first task of a burst goes this way, the others wait in the FIFO for
+   the scheduler as before. */
+bool worker__dispatch_direct(worker *w, struct worker__child *c)
+{
+    struct worker__task *t = c->q_head;
+    uint32_t bad = NONE;
+
+    if (!w->sched_running || w->sched_stop || !t || c->inflight ||
+        !endpoint_usable(c) || worker__task_ready(t, &bad) != 1)
+        return false;
+    c->q_head = t->qnext;
+    if (!c->q_head)
+        c->q_tail = NULL;
+    dispatch(w, c, t);
+    if (c->inflight == t)
+        return true;
+    /* The frame was not IDLE: dispatch() poisoned the endpoint and failed
+       the task; its waiters learn it now, the scheduler at its kick. */
+    worker__notify(w);
+    return false;
+}
+
 /* WORKER_ANY sub tasks go to any idle sub whose own FIFO is empty. */
 static void pump_any(worker *w)
 {

@@ -76,16 +76,12 @@ bool worker__has_live_resources(const worker *w)
    next-level child that died without closing its subtree. */
 static void release_child(struct worker__child *c)
 {
-    char dev[WORKER__NAME_MAX + 8];
-
     worker__mailbox_unmap(c->mb);
     c->mb = NULL;
     if (c->shm_name[0]) {
         shm_unlink(c->shm_name);
-        if (c->kind == WORKER_CHILD_CHIP) {
-            snprintf(dev, sizeof(dev), "%s.dev", c->shm_name);
-            shm_unlink(dev);
-        }
+        if (c->kind == WORKER_CHILD_CHIP)
+            shm_unlink(c->dev_name);
     }
     if (c->kind == WORKER_CHILD_NEXT && c->nested_prefix[0])
         worker__shm_sweep(c->nested_prefix, NULL, 0);
@@ -239,6 +235,8 @@ static int spawn(worker *w, struct worker__child *c)
     }
     c->pid = pid;
     c->cstate = WORKER__C_INIT;
+    /* The child has its copy; the children forked after it need none. */
+    c->mb_kept_from_forks = worker__mailbox_keep_from_forks(c->mb);
     if (w->is_root) {
         /* Both sides call setpgid, so the group exists before either of us
            can killpg it (the classic job-control race). */
@@ -482,6 +480,23 @@ static void rollback(worker *w)
 
 /* ---- startup epoch ---- */
 
+/* Every name the child needs, formatted here in the parent: a child that
+   formats touches printf's code pages, which fork does not map into it
+   (file-backed pages are faulted in again by each child), about four page
+   faults a child on its way to READY. */
+static void name_child(const worker *w, struct worker__child *c)
+{
+    const char *kind = worker_child_kind_name(c->kind);
+    const char *up = w->is_root ? "" : worker__self.role;
+
+    worker__fmt(c->shm_name, sizeof(c->shm_name), "%s%s-%u", w->prefix, kind,
+                c->index);
+    worker__fmt(c->role, sizeof(c->role), "%s%s%s.%u", up, up[0] ? "/" : "",
+                kind, c->index);
+    snprintf(c->proc_name, sizeof(c->proc_name), "wk-%s-%u", kind, c->index);
+    worker__fmt(c->dev_name, sizeof(c->dev_name), "%s.dev", c->shm_name);
+}
+
 static int fork_group(worker *w, worker_child_kind kind, unsigned count)
 {
     size_t first = w->n_children;
@@ -494,8 +509,7 @@ static int fork_group(worker *w, worker_child_kind kind, unsigned count)
         c->kind = kind;
         c->index = i;
         c->pidfd = -1;
-        worker__fmt(c->shm_name, sizeof(c->shm_name), "%s%s-%u", w->prefix,
-                    worker_child_kind_name(kind), i);
+        name_child(w, c);
         if (kind == WORKER_CHILD_SUB && w->sub_scripts)
             c->script = w->sub_scripts[i];
         else if (kind == WORKER_CHILD_CHIP && w->chip_scripts)
@@ -520,6 +534,7 @@ int worker__start(worker *w)
 
     w->n_children = 0;
     w->n_orphan_groups = 0;
+    worker__child_signals_to_reset(&w->child_sig_reset);
     if ((rc = fork_group(w, WORKER_CHILD_SUB, w->opt.num_subs)) ||
         (rc = fork_group(w, WORKER_CHILD_CHIP, w->opt.num_chips)) ||
         (rc = fork_group(w, WORKER_CHILD_NEXT, w->n_next)))

@@ -1400,6 +1400,135 @@ static void fault_exit_in_a_nested_child_is_reported_with_its_code(void **state)
     assert_contains(worker_last_error(mpfw_tree_root(t)), "exited with code 9");
 }
 
+/* ---- inherited signal dispositions ---- */
+
+static void test_handler(int sig)
+{
+    (void)sig;
+}
+
+/* The SigCgt and SigIgn masks of a process, from /proc/<pid>/status,
+   without glibc's own signals (32 up to SIGRTMIN: its thread machinery
+   installs them when a process starts a thread; no program can set them,
+   so no child resets them). */
+static void dispositions_of(pid_t pid, unsigned long long *caught,
+                            unsigned long long *ignored)
+{
+    unsigned long long glibc = 0;
+    char buf[4096];
+    const char *p;
+
+    for (int sig = 32; sig < SIGRTMIN; sig++)
+        glibc |= 1ULL << (sig - 1);
+    assert_true(rt_read_proc(pid, "status", buf, sizeof(buf)) > 0);
+    assert_non_null(p = strstr(buf, "SigIgn:"));
+    *ignored = strtoull(p + 7, NULL, 16) & ~glibc;
+    assert_non_null(p = strstr(buf, "SigCgt:"));
+    *caught = strtoull(p + 7, NULL, 16) & ~glibc;
+}
+
+/* A child resets every disposition it inherited that is not SIG_DFL (the
+   test's handler, an ignored signal, cmocka's and the guard's handlers)
+   and catches only SIGTERM and SIGHUP, its own; so do the sub and the chip
+   of a next-level child, whose parent has nothing but those two. */
+static void children_reset_inherited_dispositions(void **state)
+{
+    const unsigned long long own = (1ULL << (SIGTERM - 1)) |
+                                   (1ULL << (SIGHUP - 1));
+    struct sigaction sa, old_usr1, old_usr2;
+    unsigned long long caught, ignored;
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    pid_t next, grandchildren[2] = { 0, 0 };
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = test_handler;
+    assert_int_equal(sigaction(SIGUSR1, &sa, &old_usr1), 0);
+    sa.sa_handler = SIG_IGN;
+    assert_int_equal(sigaction(SIGUSR2, &sa, &old_usr2), 0);
+    /* The test process itself: more than the child's own two. */
+    dispositions_of(getpid(), &caught, &ignored);
+    assert_true(caught & (1ULL << (SIGUSR1 - 1)));
+    assert_true(ignored & (1ULL << (SIGUSR2 - 1)));
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L4{L3{sub,chip}}", &o), 0);
+    sigaction(SIGUSR1, &old_usr1, NULL);
+    sigaction(SIGUSR2, &old_usr2, NULL);
+
+    next = rt_child_pid(mpfw_tree_root(t), WORKER_CHILD_NEXT, 0);
+    dispositions_of(next, &caught, &ignored);
+    assert_int_equal(caught, own);
+    assert_int_equal(ignored, 0);
+    assert_int_equal(rt_children_of(next, grandchildren, 2), 2);
+    for (size_t i = 0; i < 2; i++) {
+        dispositions_of(grandchildren[i], &caught, &ignored);
+        assert_int_equal(caught, own);
+        assert_int_equal(ignored, 0);
+    }
+}
+
+/* ---- what a child inherits of its siblings ---- */
+
+/* How many mappings of pid (lines of /proc/<pid>/maps, read to its end:
+   the kernel hands it out a page at a time) name a file containing
+   `needle`. */
+static unsigned count_in_maps(pid_t pid, const char *needle)
+{
+    char path[64], line[512];
+    unsigned n = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    assert_non_null(f = fopen(path, "re"));
+    while (fgets(line, sizeof(line), f))
+        if (strstr(line, needle))
+            n++;
+    fclose(f);
+    return n;
+}
+
+static unsigned count_pidfds(pid_t pid)
+{
+    char path[64], link[256];
+    unsigned n = 0;
+
+    for (int fd = 0; fd < 1024; fd++) {
+        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+        ssize_t len = readlink(path, link, sizeof(link) - 1);
+        if (len <= 0)
+            continue;
+        link[len] = '\0';
+        if (strstr(link, "pidfd"))
+            n++;
+    }
+    return n;
+}
+
+/* Every child maps its own mailbox and no sibling's, and holds none of the
+   pidfds its parent had opened for the siblings forked before it: the last
+   of four chips, forked when its parent held three pidfds and four
+   mailboxes. */
+static void children_hold_nothing_of_their_siblings(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    char own[160];
+    pid_t pids[4] = { 0, 0, 0, 0 };
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{chip*4}", &o), 0);
+    const char *prefix = worker_shm_prefix(mpfw_tree_root(t));
+    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_CHIP,
+                                       pids, 4),
+                     4);
+    for (unsigned i = 0; i < 4; i++) {
+        /* "<prefix>chip-<i>" matches its mailbox and its ".dev" memory. */
+        snprintf(own, sizeof(own), "%schip-%u", prefix, i);
+        assert_int_equal(count_in_maps(pids[i], prefix), 2);
+        assert_int_equal(count_in_maps(pids[i], own), 2);
+        assert_int_equal(count_pidfds(pids[i]), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1471,6 +1600,8 @@ int main(void)
         mpfw_unit_test(faults_armed_from_worker_faults_env, 5000),
         mpfw_unit_test(fault_exit_in_a_nested_child_is_reported_with_its_code,
                        5000),
+        mpfw_unit_test(children_reset_inherited_dispositions, 5000),
+        mpfw_unit_test(children_hold_nothing_of_their_siblings, 5000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }
