@@ -122,6 +122,18 @@ static inline int rt_await_exit(pid_t pid, int timeout_ms)
     return n == 1 ? 0 : -ETIMEDOUT;
 }
 
+/* A sub callable that does nothing and succeeds. */
+static inline int rt_noop_sub(void *arg, const void *args, size_t len,
+                              char *msg, size_t msg_size)
+{
+    (void)arg;
+    (void)args;
+    (void)len;
+    (void)msg;
+    (void)msg_size;
+    return 0;
+}
+
 #define assert_contains(hay, needle)                        \
     do {                                                    \
         const char *h_ = (hay);                             \

@@ -16,17 +16,6 @@
 #include "mpfixture_worker.h"
 #include "rt_helpers.h"
 
-static int noop_sub(void *arg, const void *args, size_t len, char *msg,
-                    size_t msg_size)
-{
-    (void)arg;
-    (void)args;
-    (void)len;
-    (void)msg;
-    (void)msg_size;
-    return 0;
-}
-
 static int noop_orch(worker_job *job, void *arg)
 {
     (void)job;
@@ -53,7 +42,8 @@ static void register_refuses_a_null_function_and_a_long_name(void **state)
     /* One byte shorter fits (the NUL makes WORKER_CALLABLE_NAME_MAX). */
     name[WORKER_CALLABLE_NAME_MAX - 1] = '\0';
     assert_int_equal(worker_register_orch(w, name, noop_orch, NULL), 0);
-    assert_int_equal(worker_register_sub(NULL, "x", noop_sub, NULL), -EINVAL);
+    assert_int_equal(worker_register_sub(NULL, "x", rt_noop_sub, NULL),
+                     -EINVAL);
     assert_int_equal(worker_register_orch(NULL, "x", noop_orch, NULL), -EINVAL);
 }
 
@@ -65,8 +55,8 @@ static void register_stops_at_the_callable_limit(void **state)
     worker *w = mpfw_tree_root(t);
 
     for (int i = 0; i < WORKER_MAX_CALLABLES; i++)
-        assert_int_equal(worker_register_sub(w, NULL, noop_sub, NULL), i);
-    assert_int_equal(worker_register_sub(w, "one_more", noop_sub, NULL),
+        assert_int_equal(worker_register_sub(w, NULL, rt_noop_sub, NULL), i);
+    assert_int_equal(worker_register_sub(w, "one_more", rt_noop_sub, NULL),
                      -ENOSPC);
     assert_string_equal(worker_last_error(w), "register: at most 64 callables");
 }
@@ -81,7 +71,7 @@ static void register_after_a_failed_startup_is_refused(void **state)
 
     assert_int_equal(worker_init(w), -EIO);
     assert_int_equal(worker_get_state(w), WORKER_FAILED);
-    assert_int_equal(worker_register_sub(w, "late", noop_sub, NULL), -EPERM);
+    assert_int_equal(worker_register_sub(w, "late", rt_noop_sub, NULL), -EPERM);
     assert_string_equal(worker_last_error(w),
                         "register: startup failed; close "
                         "this worker and create a new one");
@@ -153,7 +143,7 @@ static void submit_refuses_each_bad_task_with_its_reason(void **state)
     mpfw_options o = rt_fast_options();
     assert_int_equal(mpfw_tree_new(&t, "L3{sub*2,chip}", &o), 0);
     worker *w = mpfw_tree_root(t);
-    assert_int_equal(worker_register_sub(w, "noop", noop_sub, NULL), 0);
+    assert_int_equal(worker_register_sub(w, "noop", rt_noop_sub, NULL), 0);
     assert_int_equal(worker_init(w), 0);
 
     static struct refusals rs;
@@ -209,6 +199,109 @@ static void run_after_close_is_refused(void **state)
     assert_int_equal(worker_submit(w, noop_orch, NULL, NULL), -EINVAL);
 }
 
+/* ---- topology and accessors ---- */
+
+static void add_child_checks_level_and_the_child_limit(void **state)
+{
+    (void)state;
+    worker_options o = WORKER_OPTIONS_INIT;
+    worker *l3, *l4, *kids[WORKER_MAX_NEXT + 1];
+
+    assert_int_equal(worker_new(&l3, &o), 0);
+    o.level = 4;
+    assert_int_equal(worker_new(&l4, &o), 0);
+    assert_int_equal(worker_add_child(l3, l4), -EINVAL);
+    assert_string_equal(worker_last_error(l3),
+                        "next-level children need level >= 4 (level 3)");
+    o.level = 3;
+    for (int i = 0; i <= WORKER_MAX_NEXT; i++)
+        assert_int_equal(worker_new(&kids[i], &o), 0);
+    for (int i = 0; i < WORKER_MAX_NEXT; i++)
+        assert_int_equal(worker_add_child(l4, kids[i]), i);
+    assert_int_equal(worker_add_child(l4, kids[WORKER_MAX_NEXT]), -ENOSPC);
+    assert_string_equal(worker_last_error(l4),
+                        "at most 16 next-level children");
+    assert_ptr_equal(worker_next_child(l4, 15), kids[15]);
+    assert_null(worker_next_child(l4, 16));
+    assert_int_equal(worker_level(l4), 4);
+    assert_int_equal(worker_level(NULL), -EINVAL);
+    worker_free(kids[WORKER_MAX_NEXT]);
+    worker_free(l4); /* frees its 16 children */
+    worker_free(l3);
+}
+
+static void accessors_answer_before_init_and_for_null(void **state)
+{
+    (void)state;
+    worker *w;
+    worker_rollback_report r;
+    pid_t pids[1];
+
+    assert_int_equal(worker_new(&w, NULL), 0);
+    assert_int_equal(worker_last_close(w, &r), -ENOENT);
+    assert_int_equal(worker_last_close(NULL, &r), -EINVAL);
+    assert_int_equal(worker_last_close(w, NULL), -EINVAL);
+    assert_int_equal(worker_last_rollback(w, &r), -ENOENT);
+    assert_int_equal(worker_last_rollback(NULL, &r), -EINVAL);
+    assert_int_equal(worker_child_pids(NULL, WORKER_CHILD_SUB, pids, 1), 0);
+    assert_int_equal(worker_chip_pipeline_depth(NULL, 0), -EINVAL);
+    assert_int_equal(worker_chip_pipeline_depth(w, 0), -ENOENT);
+    assert_int_equal(worker_get_state(NULL), WORKER_CLOSED);
+    assert_string_equal(worker_last_error(NULL), "");
+    assert_string_equal(worker_startup_error(NULL), "");
+    assert_string_equal(worker_shm_prefix(w), "");
+    assert_int_equal(worker_journal_size(NULL), 0);
+    worker_free(w);
+}
+
+/* ---- init preconditions ---- */
+
+static void init_refuses_an_ignored_sigchld(void **state)
+{
+    (void)state;
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    struct sigaction ign, nocldwait, old;
+
+    assert_int_equal(mpfw_tree_new(&t, "L3{sub}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    memset(&ign, 0, sizeof(ign));
+    ign.sa_handler = SIG_IGN;
+    assert_int_equal(sigaction(SIGCHLD, &ign, &old), 0);
+    int rc = worker_init(w);
+    nocldwait = old;
+    nocldwait.sa_flags |= SA_NOCLDWAIT;
+    sigaction(SIGCHLD, &nocldwait, NULL);
+    int rc2 = worker_init(w);
+    sigaction(SIGCHLD, &old, NULL);
+    assert_int_equal(rc, -EINVAL);
+    assert_int_equal(rc2, -EINVAL);
+    assert_string_equal(worker_last_error(w),
+                        "SIGCHLD is ignored (or SA_NOCLDWAIT): children "
+                        "would be auto-reaped");
+    /* Refused before anything started: still NEW, and init works now. */
+    assert_int_equal(worker_get_state(w), WORKER_NEW);
+    assert_int_equal(worker_init(w), 0);
+}
+
+static void init_refuses_a_bad_worker_faults_variable(void **state)
+{
+    (void)state;
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+
+    assert_int_equal(mpfw_tree_new(&t, "L3{sub}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(setenv("WORKER_FAULTS", "root:no_such_point=hang", 1), 0);
+    int rc = worker_init(w);
+    unsetenv("WORKER_FAULTS");
+    assert_int_equal(rc, -EINVAL);
+    assert_contains(worker_last_error(w), "faults: ");
+    assert_contains(worker_last_error(w), "no_such_point");
+    assert_int_equal(worker_get_state(w), WORKER_NEW);
+    assert_int_equal(worker_init(w), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -218,6 +311,10 @@ int main(void)
         mpfw_unit_test(submit_refuses_each_bad_task_with_its_reason, 5000),
         mpfw_unit_test(submit_to_a_worker_without_subs_names_it, 5000),
         mpfw_unit_test(run_after_close_is_refused, 5000),
+        mpfw_unit_test(add_child_checks_level_and_the_child_limit, 5000),
+        mpfw_unit_test(accessors_answer_before_init_and_for_null, 5000),
+        mpfw_unit_test(init_refuses_an_ignored_sigchld, 5000),
+        mpfw_unit_test(init_refuses_a_bad_worker_faults_variable, 5000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }

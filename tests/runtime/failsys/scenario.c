@@ -182,15 +182,15 @@ static bool step(struct outcome *o, worker *w, const char *what, int rc)
     return false;
 }
 
-static int sub_ok(void *arg, const void *args, size_t len, char *msg,
-                  size_t msg_size)
+/* Every sub task of the scenario carries a one-byte blob. */
+static int sub_one_byte(void *arg, const void *args, size_t len, char *msg,
+                        size_t msg_size)
 {
     (void)arg;
-    (void)args;
-    (void)len;
-    (void)msg;
-    (void)msg_size;
-    return 0;
+    if (len == 1 && args)
+        return 0;
+    snprintf(msg, msg_size, "blob of %zu bytes", len);
+    return 1;
 }
 
 /* The nested L3's orchestration: a sub task, then fill + checksum on the
@@ -332,8 +332,8 @@ static int build(const char *name, worker **ret)
             return rc;
         }
         if ((rc = worker_add_child(w, n)) < 0 ||
-            (rc = worker_register_sub(w, "ok", sub_ok, NULL)) < 0 ||
-            (rc = worker_register_sub(n, "ok", sub_ok, NULL)) < 0 ||
+            (rc = worker_register_sub(w, "ok", sub_one_byte, NULL)) < 0 ||
+            (rc = worker_register_sub(n, "ok", sub_one_byte, NULL)) < 0 ||
             (rc = worker_register_orch(n, "nested", nested_orch, NULL)) < 0) {
             worker_free(w);
             worker_free(n);
