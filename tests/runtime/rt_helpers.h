@@ -232,4 +232,15 @@ static inline pid_t rt_child_pid(worker *w, worker_child_kind kind,
     return pids[index];
 }
 
+/* A run of fn on w whose wait fails with -EIO and exactly `error`. */
+static inline void rt_run_fails_with(worker *w, worker_orch_fn fn, void *arg,
+                                     const char *error)
+{
+    worker_job *job;
+    assert_int_equal(worker_submit(w, fn, arg, &job), 0);
+    assert_int_equal(worker_wait(job, rt_bound_s(5.0)), -EIO);
+    assert_string_equal(worker_job_error(job), error);
+    worker_job_free(job);
+}
+
 #endif /* RT_HELPERS_H */

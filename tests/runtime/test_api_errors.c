@@ -302,6 +302,32 @@ static void init_refuses_a_bad_worker_faults_variable(void **state)
     assert_int_equal(worker_init(w), 0);
 }
 
+static void nested_worker_and_device_calls_refuse_bad_handles(void **state)
+{
+    (void)state;
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    worker_devptr p = 0;
+    char buf[4];
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L4{L3{chip}}", &o), 0);
+    worker *nested = mpfw_tree_find(t, "next.0");
+    assert_non_null(nested);
+    /* A next-level worker runs only inside its parent's tree. */
+    assert_int_equal(worker_run(nested, noop_orch, NULL), -EPERM);
+    assert_string_equal(worker_last_error(nested),
+                        "run: a worker attached as a child runs in its "
+                        "parent's tree");
+    assert_int_equal(worker_device_alloc(NULL, 0, 4, &p), -EINVAL);
+    assert_int_equal(worker_device_alloc(nested, 0, 4, NULL), -EINVAL);
+    assert_int_equal(worker_device_free(NULL, 0, p), -EINVAL);
+    assert_int_equal(worker_device_copy_to(NULL, 0, p, buf, 4), -EINVAL);
+    assert_int_equal(worker_device_copy_to(nested, 0, p, NULL, 4), -EINVAL);
+    assert_int_equal(worker_device_copy_from(NULL, 0, buf, p, 4), -EINVAL);
+    assert_int_equal(worker_device_copy_from(nested, 0, NULL, p, 4), -EINVAL);
+    assert_int_equal(worker_device_allocations(NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +341,7 @@ int main(void)
         mpfw_unit_test(accessors_answer_before_init_and_for_null, 5000),
         mpfw_unit_test(init_refuses_an_ignored_sigchld, 5000),
         mpfw_unit_test(init_refuses_a_bad_worker_faults_variable, 5000),
+        mpfw_unit_test(nested_worker_and_device_calls_refuse_bad_handles, 5000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }

@@ -159,12 +159,8 @@ static void callable_failing_without_a_message_is_named(void **state)
     assert_int_equal(worker_register_sub(w, "quiet", fail_silently, NULL), 0);
     assert_int_equal(worker_init(w), 0);
 
-    worker_job *job;
-    assert_int_equal(worker_submit(w, one_sub_task, NULL, &job), 0);
-    assert_int_equal(worker_wait(job, rt_bound_s(5.0)), -EIO);
-    assert_string_equal(worker_job_error(job),
-                        "sub_worker: callable 'quiet' failed with code 3");
-    worker_job_free(job);
+    rt_run_fails_with(w, one_sub_task, NULL,
+                      "sub_worker: callable 'quiet' failed with code 3");
 }
 
 /* ---- the caller's side of a run ---- */
