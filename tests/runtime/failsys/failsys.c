@@ -16,6 +16,12 @@
  * role the Nth call fails in every process; with one only in that role.
  * The function keeps failing only once per process: the Nth call, not the
  * ones after it.
+ *
+ * malloc, calloc and realloc are wrapped too (ENOMEM). They call
+ * glibc's own allocator (__libc_malloc…), never dlsym, which allocates. In
+ * a coverage build the gcov runtime linked into libmpfworker allocates
+ * from that object's range when it writes its counters: an N that lands
+ * there costs that process's counters, not a check.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -148,7 +154,7 @@ static bool should_fail(const char *fn, const void *caller)
 
     if (!spec.armed || a < lo || a >= hi || strcmp(fn, spec.fn) != 0)
         return false;
-    if (++calls != spec.n)
+    if (__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED) != spec.n)
         return false;
     child = getpid() != exec_pid;
     if ((spec.role == ROLE_PARENT && child) ||
@@ -251,6 +257,35 @@ ssize_t getrandom(void *buf, size_t len, unsigned int flags)
     if (should_fail("getrandom", CALLER))
         return -1;
     return REAL(getrandom)(buf, len, flags);
+}
+
+/* glibc's allocator under its own exported names (no header declares
+   them): the wrappers must not reach malloc through dlsym. */
+/* NOLINTBEGIN(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+/* NOLINTEND(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
+
+void *malloc(size_t size)
+{
+    if (should_fail("malloc", CALLER))
+        return NULL;
+    return __libc_malloc(size);
+}
+
+void *calloc(size_t n, size_t size)
+{
+    if (should_fail("calloc", CALLER))
+        return NULL;
+    return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t size)
+{
+    if (should_fail("realloc", CALLER))
+        return NULL;
+    return __libc_realloc(p, size);
 }
 
 DIR *opendir(const char *name)

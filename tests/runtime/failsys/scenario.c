@@ -15,7 +15,7 @@
  *
  * Every call must return 0, -EIO (a child failed: its message says which)
  * or the injected error itself (the message then names it: strerror of
- * FAILSYS's errno); a step that failed ends its tree's run early (close is
+ * FAILSYS's errno, or "out of memory"); a step that failed ends its tree's run early (close is
  * always called). After each close: close returned 0, the journal is
  * empty, no child of ours is left (we are a child subreaper, so orphaned
  * grandchildren come back to us), no /dev/shm name of the tree is left
@@ -174,8 +174,11 @@ static bool step(struct outcome *o, worker *w, const char *what, int rc)
     snprintf(o->msg, sizeof(o->msg), "%s", worker_last_error(w));
     CHECK(rc == -EIO || (injected && rc == -injected), "%s returned %d (%s)",
           what, rc, o->msg);
+    /* The message names the cause: strerror's text, or in the runtime's
+       own words for memory. */
     if (injected && rc == -injected)
-        CHECK(strstr(o->msg, strerror(injected)) != NULL,
+        CHECK(strstr(o->msg, strerror(injected)) != NULL ||
+                  (injected == ENOMEM && strstr(o->msg, "out of memory")),
               "%s: %d without \"%s\" in \"%s\"", what, rc, strerror(injected),
               o->msg);
     CHECK(o->msg[0] != '\0', "%s returned %d with no message", what, rc);
@@ -247,9 +250,8 @@ static void tree_l4(worker *w, struct outcome *o)
 static int checksum_orch(worker_job *job, void *arg)
 {
     const uint64_t *kargs = arg;
-    return worker_submit_chip(job, 1, WORKER_KERNEL_CHECKSUM, kargs, 2) < 0
-               ? -EIO
-               : 0;
+    int id = worker_submit_chip(job, 1, WORKER_KERNEL_CHECKSUM, kargs, 2);
+    return id < 0 ? id : 0;
 }
 
 static void tree_device(worker *w, struct outcome *o)
@@ -371,26 +373,32 @@ static void run_tree(const char *name)
     worker *w;
     int rc;
 
-    /* worker_new allocates only: the shim fails none of it. */
+    /* worker_new only allocates: out of memory is its one failure. */
+    prefix[0] = '\0';
     rc = build(name, &w);
-    CHECK(rc == 0, "%s: worker_new: %d", name, rc);
-    if (rc)
-        return;
-    if (strcmp(name, "l4") == 0)
-        tree_l4(w, &o);
-    else if (strcmp(name, "device") == 0)
-        tree_device(w, &o);
-    else
-        tree_rollback(w, &o);
-    snprintf(prefix, sizeof(prefix), "%s", worker_shm_prefix(w));
-    rc = worker_close(w);
-    CHECK(rc == 0, "%s: close returned %d (%s)", name, rc,
-          worker_last_error(w));
-    CHECK(worker_journal_size(w) == 0, "%s: %zu journal entries", name,
-          worker_journal_size(w));
-    CHECK(worker_get_state(w) == WORKER_CLOSED, "%s: state %s", name,
-          worker_state_name(worker_get_state(w)));
-    worker_free(w);
+    if (rc) {
+        CHECK(rc == -ENOMEM && injected == ENOMEM, "%s: worker_new: %d", name,
+              rc);
+        o.rc = rc;
+        o.step = "worker_new";
+        snprintf(o.msg, sizeof(o.msg), "%s", strerror(-rc));
+    } else {
+        if (strcmp(name, "l4") == 0)
+            tree_l4(w, &o);
+        else if (strcmp(name, "device") == 0)
+            tree_device(w, &o);
+        else
+            tree_rollback(w, &o);
+        snprintf(prefix, sizeof(prefix), "%s", worker_shm_prefix(w));
+        rc = worker_close(w);
+        CHECK(rc == 0, "%s: close returned %d (%s)", name, rc,
+              worker_last_error(w));
+        CHECK(worker_journal_size(w) == 0, "%s: %zu journal entries", name,
+              worker_journal_size(w));
+        CHECK(worker_get_state(w) == WORKER_CLOSED, "%s: state %s", name,
+              worker_state_name(worker_get_state(w)));
+        worker_free(w);
+    }
 
     size_t nk = count_children(kids, sizeof(kids));
     CHECK(nk == 0, "%s: %zu processes left:%s", name, nk, kids);
