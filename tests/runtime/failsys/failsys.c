@@ -18,10 +18,12 @@
  * ones after it.
  *
  * malloc, calloc and realloc are wrapped too (ENOMEM). They call
- * glibc's own allocator (__libc_malloc…), never dlsym, which allocates. In
- * a coverage build the gcov runtime linked into libmpfworker allocates
- * from that object's range when it writes its counters: an N that lands
- * there costs that process's counters, not a check.
+ * glibc's own allocator (__libc_malloc…), never dlsym, which allocates.
+ *
+ * In a coverage build the gcov runtime is linked into libmpfworker, so its
+ * calls come from that object too; it does not survive a failed malloc.
+ * Before it writes the counters (at exit, and in a child before _exit) it
+ * reads GCOV_PREFIX: from that getenv on, the process counts nothing.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -180,6 +182,21 @@ static bool should_fail(const char *fn, const void *caller)
 /* NOLINTNEXTLINE(bugprone-macro-parentheses) */
 #define REAL(fn) ((__typeof__(&fn))dlsym(RTLD_NEXT, #fn))
 #define CALLER __builtin_return_address(0)
+
+/* The gcov runtime's first step when it writes its counters. */
+char *getenv(const char *name)
+{
+    extern char **environ;
+    uintptr_t a = (uintptr_t)CALLER;
+    size_t n = strlen(name);
+
+    if (spec.armed && a >= lo && a < hi && strncmp(name, "GCOV_", 5) == 0)
+        spec.armed = false;
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+            return *e + n + 1;
+    return NULL;
+}
 
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
