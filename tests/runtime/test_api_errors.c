@@ -106,15 +106,40 @@ static int submit_bad_tasks(worker_job *job, void *arg)
     return 0;
 }
 
+struct bad_task {
+    worker_task task;
+    const char *error; /* refused with -EINVAL and exactly this */
+};
+
+/* Submit each of bad[] from one run of w: every one is refused with its
+   error; then the orchestration's wait on its own job. */
+static void expect_refusals(worker *w, const struct bad_task *bad, unsigned n)
+{
+    static struct refusals rs;
+
+    assert_true(n <= sizeof(rs.r) / sizeof(rs.r[0]));
+    memset(&rs, 0, sizeof rs);
+    rs.n = n;
+    for (unsigned i = 0; i < n; i++)
+        rs.r[i].task = bad[i].task;
+    assert_int_equal(worker_run(w, submit_bad_tasks, &rs), 0);
+    for (unsigned i = 0; i < rs.n; i++) {
+        if (rs.r[i].rc != -EINVAL || strcmp(rs.r[i].error, bad[i].error) != 0)
+            fail_msg("task %u: %d \"%s\", expected -EINVAL \"%s\"", i,
+                     rs.r[i].rc, rs.r[i].error, bad[i].error);
+    }
+    /* The job's own orchestration function cannot wait for the job. */
+    assert_int_equal(rs.wait_rc, -EDEADLK);
+    assert_string_equal(rs.wait_error, "wait: called from the job's own "
+                                       "orchestration function");
+}
+
 static void submit_refuses_each_bad_task_with_its_reason(void **state)
 {
     (void)state;
     static char blob[WORKER_TASK_ARGS_MAX + 1];
     static const uint64_t kargs[WORKER_KERNEL_ARGS_MAX + 1];
-    static const struct {
-        worker_task task;
-        const char *error;
-    } bad[] = {
+    static const struct bad_task bad[] = {
         { { WORKER_CHILD_SUB, 2, 0, NULL, 0, NULL, 0, NULL, 0 },
           "submit: no sub worker 2 (the worker has 2)" },
         { { WORKER_CHILD_SUB, -7, 0, NULL, 0, NULL, 0, NULL, 0 },
@@ -145,22 +170,66 @@ static void submit_refuses_each_bad_task_with_its_reason(void **state)
     worker *w = mpfw_tree_root(t);
     assert_int_equal(worker_register_sub(w, "noop", rt_noop_sub, NULL), 0);
     assert_int_equal(worker_init(w), 0);
+    expect_refusals(w, bad, sizeof bad / sizeof bad[0]);
+}
 
-    static struct refusals rs;
-    memset(&rs, 0, sizeof rs);
-    rs.n = sizeof bad / sizeof bad[0];
-    for (unsigned i = 0; i < rs.n; i++)
-        rs.r[i].task = bad[i].task;
-    assert_int_equal(worker_run(w, submit_bad_tasks, &rs), 0);
-    for (unsigned i = 0; i < rs.n; i++) {
-        if (rs.r[i].rc != -EINVAL || strcmp(rs.r[i].error, bad[i].error) != 0)
-            fail_msg("task %u: %d \"%s\", expected -EINVAL \"%s\"", i,
-                     rs.r[i].rc, rs.r[i].error, bad[i].error);
-    }
-    /* The job's own orchestration function cannot wait for the job. */
-    assert_int_equal(rs.wait_rc, -EDEADLK);
-    assert_string_equal(rs.wait_error, "wait: called from the job's own "
-                                       "orchestration function");
+static int null_task(worker_job *job, void *arg)
+{
+    (void)arg;
+    return worker_submit_task(job, NULL) == -EINVAL &&
+                   worker_submit_task(NULL, NULL) == -EINVAL
+               ? 0
+               : -EIO;
+}
+
+/* The other half of each check: a negative chip or next-level id, a kernel
+   id past the last, arguments without their array, next-level callables
+   and blobs, dependencies. */
+static void submit_refuses_bad_chip_next_and_dependency_fields(void **state)
+{
+    (void)state;
+    static char blob[WORKER_TASK_ARGS_MAX + 1];
+    static const int before_first[1] = { -1 };
+    static const struct bad_task chip[] = {
+        { { WORKER_CHILD_CHIP, -1, WORKER_KERNEL_NOOP, NULL, 0, NULL, 0, NULL,
+            0 },
+          "submit: no chip -1 (the worker has 1)" },
+        { { WORKER_CHILD_CHIP, 0, 99, NULL, 0, NULL, 0, NULL, 0 },
+          "submit: no kernel with id 99" },
+        { { WORKER_CHILD_CHIP, 0, WORKER_KERNEL_NOOP, NULL, 0, NULL, 2, NULL,
+            0 },
+          "submit: 2 kernel arguments (at most 6)" },
+    };
+    static const struct bad_task next[] = {
+        { { WORKER_CHILD_NEXT, -1, 0, NULL, 0, NULL, 0, NULL, 0 },
+          "submit: no next-level worker with id -1 (the worker has 1)" },
+        { { WORKER_CHILD_NEXT, 0, 1, NULL, 0, NULL, 0, NULL, 0 },
+          "submit: no orchestration callable with id 1 on next-level worker "
+          "0 (ids come from worker_register_orch on it)" },
+        { { WORKER_CHILD_NEXT, 0, 0, blob, sizeof blob, NULL, 0, NULL, 0 },
+          "submit: argument blob of 3073 bytes (at most 3072)" },
+        { { WORKER_CHILD_NEXT, 0, 0, NULL, 4, NULL, 0, NULL, 0 },
+          "submit: argument blob of 4 bytes (at most 3072)" },
+        { { WORKER_CHILD_SUB, 0, 0, NULL, 0, NULL, 0, NULL, 1 },
+          "submit: deps is NULL" },
+        { { WORKER_CHILD_SUB, 0, 0, NULL, 0, NULL, 0, before_first, 1 },
+          "submit: dependency is not an earlier task of this run" },
+    };
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{chip}", &o), 0);
+    expect_refusals(mpfw_tree_root(t), chip, sizeof chip / sizeof chip[0]);
+    assert_int_equal(worker_run(mpfw_tree_root(t), null_task, NULL), 0);
+
+    assert_int_equal(mpfw_tree_new(&t, "L4{sub,L3{sub}}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(worker_register_sub(w, "noop", rt_noop_sub, NULL), 0);
+    assert_int_equal(worker_register_orch(mpfw_tree_find(t, "next.0"), "o",
+                                          noop_orch, NULL),
+                     0);
+    assert_int_equal(worker_init(w), 0);
+    expect_refusals(w, next, sizeof next / sizeof next[0]);
 }
 
 static void submit_to_a_worker_without_subs_names_it(void **state)
@@ -328,6 +397,46 @@ static void nested_worker_and_device_calls_refuse_bad_handles(void **state)
     assert_int_equal(worker_device_allocations(NULL), 0);
 }
 
+static void device_calls_name_what_they_refuse(void **state)
+{
+    (void)state;
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    worker_devptr p;
+    uint32_t buf[4] = { 0 };
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{chip}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(worker_device_alloc(w, 0,
+                                         (size_t)WORKER_DEVICE_ALLOC_MAX + 1,
+                                         &p),
+                     -EINVAL);
+    assert_string_equal(worker_last_error(w),
+                        "device_alloc: 1073741825 bytes (must be "
+                        "1..1073741824)");
+    assert_int_equal(worker_device_free(w, 0, WORKER_DEVPTR(0, 0)), -EINVAL);
+    assert_string_equal(worker_last_error(w),
+                        "device_free: 0 is not an allocation's start");
+    assert_int_equal(worker_device_free(w, 0, WORKER_DEVPTR(5, 0)), -EINVAL);
+    assert_string_equal(worker_last_error(w),
+                        "device_free: chip 0 has no allocation 5");
+    assert_int_equal(worker_device_copy_to(w, 3, WORKER_DEVPTR(0, 0), buf, 4),
+                     -EINVAL);
+    assert_string_equal(worker_last_error(w),
+                        "device copy: chip 3 has no region 0");
+    assert_int_equal(worker_device_copy_from(w, 0, buf, WORKER_DEVPTR(0, 65532),
+                                             sizeof(buf)),
+                     -EINVAL);
+    assert_string_equal(worker_last_error(w),
+                        "device copy: [65532, +16) out of region 0 of chip 0");
+    /* Zero bytes need no buffer. */
+    assert_int_equal(worker_device_copy_to(w, 0, WORKER_DEVPTR(0, 0), NULL, 0),
+                     0);
+    assert_int_equal(worker_device_copy_from(w, 0, NULL, WORKER_DEVPTR(0, 0),
+                                             0),
+                     0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,12 +445,15 @@ int main(void)
         mpfw_unit_test(register_after_a_failed_startup_is_refused, 5000),
         mpfw_unit_test(submit_refuses_each_bad_task_with_its_reason, 5000),
         mpfw_unit_test(submit_to_a_worker_without_subs_names_it, 5000),
+        mpfw_unit_test(submit_refuses_bad_chip_next_and_dependency_fields,
+                       5000),
         mpfw_unit_test(run_after_close_is_refused, 5000),
         mpfw_unit_test(add_child_checks_level_and_the_child_limit, 5000),
         mpfw_unit_test(accessors_answer_before_init_and_for_null, 5000),
         mpfw_unit_test(init_refuses_an_ignored_sigchld, 5000),
         mpfw_unit_test(init_refuses_a_bad_worker_faults_variable, 5000),
         mpfw_unit_test(nested_worker_and_device_calls_refuse_bad_handles, 5000),
+        mpfw_unit_test(device_calls_name_what_they_refuse, 5000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }

@@ -173,6 +173,35 @@ static void free_abandons_a_run_that_does_not_drain(void **state)
     assert_reaped(chip);
 }
 
+/* Device memory of a chip that died: the parent cannot ask the chip to
+   free it, so it releases the name itself. */
+static void memory_of_a_dead_chip_is_released_by_the_parent(void **state)
+{
+    (void)state;
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    worker_devptr p;
+    uint64_t v;
+    char path[128];
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{chip}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(worker_device_alloc(w, 0, 4096, &p), 0);
+    /* The region's name: the tree's prefix, the chip, the region id. */
+    snprintf(path, sizeof(path), "/dev/shm%schip-0.dev.%u",
+             worker_shm_prefix(w), WORKER_DEVPTR_REGION(p));
+    assert_int_equal(access(path, F_OK), 0);
+    assert_int_equal(kill(rt_child_pid(w, WORKER_CHILD_CHIP, 0), SIGKILL), 0);
+    assert_int_equal(worker_control(w, WORKER_CHILD_CHIP, 0,
+                                    WORKER_CONTROL_PING, 0, WORKER_WAIT_FOREVER,
+                                    &v),
+                     -EIO);
+    assert_int_equal(worker_device_free(w, 0, p), 0);
+    assert_int_equal(worker_device_allocations(w), 0);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(mpfw_tree_close(t), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +209,7 @@ int main(void)
         mpfw_unit_test(child_reaped_behind_the_runtimes_back_is_reported, 5000),
         mpfw_unit_test(any_task_without_a_live_sub_fails_at_once, 5000),
         mpfw_unit_test(free_abandons_a_run_that_does_not_drain, 5000),
+        mpfw_unit_test(memory_of_a_dead_chip_is_released_by_the_parent, 5000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }

@@ -416,6 +416,47 @@ static void script_parse_refuses_what_it_cannot_quote(void **state)
     assert_int_equal(sc.kind, WORKER_SCRIPT_OK);
 }
 
+/* The other side of each range: the upper bound where the field above
+   tested the lower one, and the reverse. */
+static void option_ranges_are_checked_on_both_sides(void **state)
+{
+    static const worker_options init = WORKER_OPTIONS_INIT;
+    worker_script slow = { WORKER_SCRIPT_SLOW_FAIL, 3600001, NULL };
+    worker_script exit_neg = { WORKER_SCRIPT_EXIT, -1, NULL };
+    worker_script sc = WORKER_SCRIPT_INIT;
+    worker_options o;
+    char m[256];
+
+    (void)state;
+    o = init;
+    o.num_subs = 1;
+    o.sub_scripts = &slow;
+    expect_options_error(&o, "sub 0: slow_fail delay must be 0..3600000 ms "
+                             "(got 3600001)");
+    o = init;
+    o.num_chips = 1;
+    o.chip_scripts = &exit_neg;
+    expect_options_error(&o, "chip 0: exit code must be 0..255 (got -1)");
+    o = init;
+    o.chip_memory_bytes = (1u << 30) + 1;
+    expect_options_error(&o, "chip_memory_bytes must be 4096..1073741824 (got "
+                             "1073741825)");
+    o = init;
+    o.drain_timeout_s = 0;
+    expect_options_error(&o, "drain_timeout_s must be > 0 (got 0)");
+    /* Both bounds themselves are accepted. */
+    o = init;
+    o.chip_memory_bytes = 1u << 30;
+    slow.arg = WORKER_SCRIPT_DELAY_MAX_MS;
+    o.num_subs = 1;
+    o.sub_scripts = &slow;
+    assert_int_equal(worker_options_validate(&o, m, sizeof(m)), 0);
+    /* A script name with '(' but too short for its ')'. */
+    assert_int_equal(worker_script_parse("fail(", 5, &sc, NULL, m, sizeof(m)),
+                     -EINVAL);
+    assert_string_equal(m, "script 'fail(': missing ')'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -436,6 +477,7 @@ int main(void)
         mpfw_unit_test(fault_table_is_limited_and_blanks_are_skipped, 2000),
         mpfw_unit_test(options_are_checked_field_by_field, 2000),
         mpfw_unit_test(script_parse_refuses_what_it_cannot_quote, 2000),
+        mpfw_unit_test(option_ranges_are_checked_on_both_sides, 2000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }
