@@ -437,6 +437,35 @@ static void device_calls_name_what_they_refuse(void **state)
                      0);
 }
 
+static void pid_lists_and_names_answer_for_any_input(void **state)
+{
+    (void)state;
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    worker_rollback_report r;
+    pid_t pids[3] = { -1, -1, -1 };
+
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub*3,chip}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    /* The count without a buffer; a short buffer gets the first ones. */
+    assert_int_equal(worker_child_pids(w, WORKER_CHILD_SUB, NULL, 0), 3);
+    assert_int_equal(worker_child_pids(w, WORKER_CHILD_SUB, pids, 1), 3);
+    assert_int_equal(pids[0], rt_child_pid(w, WORKER_CHILD_SUB, 0));
+    assert_int_equal(pids[1], -1);
+    assert_int_equal(worker_child_pids(w, WORKER_CHILD_NEXT, pids, 3), 0);
+    assert_int_equal(worker_chip_pipeline_depth(w, 0), 1);
+    assert_int_equal(worker_chip_pipeline_depth(w, 1), -ENOENT);
+    assert_null(worker_next_child(NULL, 0));
+    assert_int_equal(worker_last_rollback(w, NULL), -EINVAL);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_int_equal(worker_last_close(w, &r), 0);
+    assert_int_equal(worker_child_pids(w, WORKER_CHILD_SUB, pids, 3), 0);
+    assert_int_equal(worker_chip_pipeline_depth(w, 0), -ENOENT);
+    /* Names of values out of range. */
+    assert_string_equal(worker_state_name((worker_state)9), "?");
+    assert_string_equal(worker_child_kind_name((worker_child_kind)9), "?");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -454,6 +483,7 @@ int main(void)
         mpfw_unit_test(init_refuses_a_bad_worker_faults_variable, 5000),
         mpfw_unit_test(nested_worker_and_device_calls_refuse_bad_handles, 5000),
         mpfw_unit_test(device_calls_name_what_they_refuse, 5000),
+        mpfw_unit_test(pid_lists_and_names_answer_for_any_input, 5000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }

@@ -310,6 +310,16 @@ static void fault_entry_shapes_are_checked(void **state)
     expect_faults_error("root:setup_begin=delay(1)+delay(1)+delay(1)+delay(1)+"
                         "delay(1)",
                         "faults: too many actions (max 4)");
+    /* Numbers: digits only, at least one. */
+    expect_faults_error("root:setup_begin=delay()",
+                        "faults: fault action 'delay()': '' is not a decimal "
+                        "number");
+    expect_faults_error("root:setup_begin=delay(1a)",
+                        "faults: fault action 'delay(1a)': '1a' is not a "
+                        "decimal number");
+    expect_faults_error("root:setup_begin=delay(/)",
+                        "faults: fault action 'delay(/)': '/' is not a "
+                        "decimal number");
 }
 
 static void fault_table_is_limited_and_blanks_are_skipped(void **state)
