@@ -266,7 +266,9 @@ static void orchestration_failing_without_a_message_is_named(void **state)
 static int sleep_on_chip(worker_job *job, void *arg)
 {
     (void)arg;
-    uint64_t ms = 500;
+    /* Long enough that the waits below run while it sleeps, also under
+       valgrind (scaled). */
+    uint64_t ms = (uint64_t)(rt_bound_s(0.5) * 1000);
     int id = worker_submit_chip(job, 0, WORKER_KERNEL_SLEEP, &ms, 1);
     return id < 0 ? id : 0;
 }
