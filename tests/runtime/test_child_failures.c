@@ -143,34 +143,48 @@ static int long_sleep(worker_job *job, void *arg)
     return id < 0 ? id : 0;
 }
 
-/* close() gives up on a run that does not drain and tears nothing down;
-   worker_free() then abandons the run: the chip's 60 s sleep ends at the
-   SHUTDOWN, and everything is reaped at once. */
-static void free_abandons_a_run_that_does_not_drain(void **state)
+/* Options of a tree whose runs cannot drain within close(). */
+static worker_options undrainable(int level)
 {
-    (void)state;
     worker_options o = WORKER_OPTIONS_INIT;
-    worker *w;
-    worker_job *job;
-
-    o.num_chips = 1;
+    o.level = level;
     o.startup_timeout_s = 5;
     o.close_timeout_s = 5;
     o.drain_timeout_s = 0.05;
-    assert_int_equal(worker_new(&w, &o), 0);
-    assert_int_equal(worker_init(w), 0);
-    pid_t chip = rt_child_pid(w, WORKER_CHILD_CHIP, 0);
-    assert_int_equal(worker_submit(w, long_sleep, NULL, &job), 0);
-    worker_job_free(job); /* detached: close() must drain it */
+    return o;
+}
 
+/* Run fn on READY w, detached; close() gives up on draining it and tears
+   nothing down (child, whose work it is, lives on); worker_free() then
+   abandons the run and reaps child at once. */
+static void free_after_a_failed_drain(worker *w, worker_orch_fn fn, pid_t child)
+{
+    worker_job *job;
+
+    assert_int_equal(worker_submit(w, fn, NULL, &job), 0);
+    worker_job_free(job); /* detached: close() must drain it */
     assert_int_equal(worker_close(w), -ETIMEDOUT);
     assert_contains(worker_last_error(w), "teardown deferred to the next "
                                           "close()");
-    assert_alive(chip);
+    assert_alive(child);
     double t0 = rt_now_s();
     worker_free(w);
     assert_true(rt_now_s() - t0 < rt_bound_s(2.0));
-    assert_reaped(chip);
+    assert_reaped(child);
+}
+
+/* The chip's 60 s sleep ends at the SHUTDOWN. */
+static void free_abandons_a_run_that_does_not_drain(void **state)
+{
+    (void)state;
+    worker_options o = undrainable(3);
+    worker *w;
+
+    o.num_chips = 1;
+    assert_int_equal(worker_new(&w, &o), 0);
+    assert_int_equal(worker_init(w), 0);
+    free_after_a_failed_drain(w, long_sleep,
+                              rt_child_pid(w, WORKER_CHILD_CHIP, 0));
 }
 
 /* Device memory of a chip that died: the parent cannot ask the chip to
@@ -202,6 +216,33 @@ static void memory_of_a_dead_chip_is_released_by_the_parent(void **state)
     assert_int_equal(mpfw_tree_close(t), 0);
 }
 
+static int next_level_task(worker_job *job, void *arg)
+{
+    (void)arg;
+    int id = worker_submit_next(job, 0, 0, NULL, 0);
+    return id < 0 ? id : 0;
+}
+
+/* The same for a next-level task: the next-level child, waiting for its
+   own run (a 60 s sleep on its chip), leaves at the SHUTDOWN instead of
+   finishing it, and its subtree goes with it. */
+static void free_abandons_a_next_level_run(void **state)
+{
+    (void)state;
+    worker_options o = undrainable(4);
+    worker *w, *n;
+
+    assert_int_equal(worker_new(&w, &o), 0);
+    o = undrainable(3);
+    o.num_chips = 1;
+    assert_int_equal(worker_new(&n, &o), 0);
+    assert_int_equal(worker_add_child(w, n), 0);
+    assert_int_equal(worker_register_orch(n, "sleep", long_sleep, NULL), 0);
+    assert_int_equal(worker_init(w), 0);
+    free_after_a_failed_drain(w, next_level_task,
+                              rt_child_pid(w, WORKER_CHILD_NEXT, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -209,6 +250,7 @@ int main(void)
         mpfw_unit_test(child_reaped_behind_the_runtimes_back_is_reported, 5000),
         mpfw_unit_test(any_task_without_a_live_sub_fails_at_once, 5000),
         mpfw_unit_test(free_abandons_a_run_that_does_not_drain, 5000),
+        mpfw_unit_test(free_abandons_a_next_level_run, 5000),
         mpfw_unit_test(memory_of_a_dead_chip_is_released_by_the_parent, 5000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);

@@ -204,6 +204,12 @@ static int nested_orch(worker_job *job, void *arg)
     uint64_t fill[3] = { WORKER_DEVPTR(0, 0), 16, 3 };
     uint64_t sum[2] = { WORKER_DEVPTR(0, 0), 16 };
     int rc;
+    size_t len = 0;
+
+    /* The blob the root's next-level task carried, copied into this run. */
+    if (!worker_job_args(job, &len) || len != 1)
+        return worker_job_fail(job, -EPROTO, "next-level blob of %zu bytes",
+                               len);
 
     if ((rc = worker_submit_sub(job, WORKER_ANY, 0, "x", 1)) < 0 ||
         (rc = worker_submit_chip(job, 0, WORKER_KERNEL_FILL, fill, 3)) < 0 ||
@@ -218,7 +224,7 @@ static int root_orch(worker_job *job, void *arg)
     int rc;
 
     if ((rc = worker_submit_sub(job, 0, 0, "y", 1)) < 0 ||
-        (rc = worker_submit_next(job, 0, 0, NULL, 0)) < 0)
+        (rc = worker_submit_next(job, 0, 0, "z", 1)) < 0)
         return rc;
     return 0;
 }

@@ -7,7 +7,8 @@
 # a run in which no call failed (the scenario makes fewer calls than N):
 # every N that fired is one failure path. Each run must exit 0 (the
 # scenario's own checks: documented errors, nothing left behind) within
-# RUN_TIMEOUT_S — a hang or a crash fails the sweep. MUST_SURFACE=1: a
+# RUN_TIMEOUT_S — a hang or a crash fails the sweep; the last run, which
+# injected nothing, must work as without the shim. MUST_SURFACE=1: a
 # failure injected in the caller's process may not be swallowed. TREE…
 # limits the scenario to those trees (default: all three).
 #
@@ -47,6 +48,14 @@ for ((n = 1; n <= MAX_N; n++)); do
 done
 if [ "$n" -gt "$MAX_N" ]; then
   echo "failsys $fn@$role: still firing at n=$MAX_N"
+  exit 1
+fi
+# The last run injected nothing: every tree must have worked as without
+# the shim (the rollback tree fails as scripted, nothing else).
+if grep ': error ' "$out" |
+  grep -qv '^rollback: error -5 at init (sub worker 1 (pid [0-9]*) failed during init: sub_worker: scripted)$'; then
+  echo "failsys $fn@$role n=$n: a run without an injected failure failed"
+  cat "$out"
   exit 1
 fi
 if [ "$fired" -eq 0 ]; then
