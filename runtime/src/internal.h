@@ -24,8 +24,6 @@
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t worker__now_ns(void);
 int64_t worker__s_to_ns(double s);
-/* Milliseconds left until `deadline_ns` for poll(), rounded up, >= 0. */
-int worker__ms_left(int64_t deadline_ns);
 
 /* ---- numbers in specs ---- */
 

@@ -249,8 +249,13 @@ static int spawn(worker *w, struct worker__child *c)
         /* The pid is our unreaped child: it cannot have been recycled, so
            this one plain kill() is safe. */
         kill(pid, SIGKILL);
-        if (c->leader)
+        if (c->leader) {
+            /* Children it forked already are orphaned into our care when
+               we are a subreaper: the rollback reaps the group. */
             killpg(pid, SIGKILL);
+            if (w->n_orphan_groups < WORKER_MAX_CHILDREN)
+                w->orphan_groups[w->n_orphan_groups++] = pid;
+        }
         waitpid(pid, &c->wait_status, 0);
         c->reaped = true;
         release_child(c);

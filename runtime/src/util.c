@@ -28,16 +28,6 @@ int64_t worker__s_to_ns(double s)
     return (int64_t)(s * 1e9);
 }
 
-int worker__ms_left(int64_t deadline_ns)
-{
-    int64_t left = deadline_ns - worker__now_ns();
-
-    if (left <= 0)
-        return 0;
-    left = (left + 999999) / 1000000;
-    return left > INT_MAX ? INT_MAX : (int)left;
-}
-
 int worker__parse_decimal(const char *s, size_t len, unsigned long long max,
                           unsigned long long *out)
 {

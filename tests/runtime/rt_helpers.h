@@ -122,6 +122,18 @@ static inline int rt_await_exit(pid_t pid, int timeout_ms)
     return n == 1 ? 0 : -ETIMEDOUT;
 }
 
+/* A sub callable that does nothing and succeeds. */
+static inline int rt_noop_sub(void *arg, const void *args, size_t len,
+                              char *msg, size_t msg_size)
+{
+    (void)arg;
+    (void)args;
+    (void)len;
+    (void)msg;
+    (void)msg_size;
+    return 0;
+}
+
 #define assert_contains(hay, needle)                        \
     do {                                                    \
         const char *h_ = (hay);                             \
@@ -252,6 +264,17 @@ static inline worker *rt_seed_second_child_failure(void)
     assert_int_equal(mpfw_tree_close(t), 0);
     assert_int_equal(worker_journal_size(w), 0);
     return w;
+}
+
+/* A run of fn on w whose wait fails with -EIO and exactly `error`. */
+static inline void rt_run_fails_with(worker *w, worker_orch_fn fn, void *arg,
+                                     const char *error)
+{
+    worker_job *job;
+    assert_int_equal(worker_submit(w, fn, arg, &job), 0);
+    assert_int_equal(worker_wait(job, rt_bound_s(5.0)), -EIO);
+    assert_string_equal(worker_job_error(job), error);
+    worker_job_free(job);
 }
 
 #endif /* RT_HELPERS_H */

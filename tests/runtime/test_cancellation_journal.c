@@ -513,6 +513,45 @@ static void reclaim_stale_only_touches_dead_roots(void **state)
     shm_unlink(other);
 }
 
+/* Names that do not parse as "wk-<pid>-…" of a positive pid other than
+   ours, and names another user owns, are never reclaimed, whatever the
+   pid in them. */
+static void reclaim_stale_keeps_what_it_cannot_attribute(void **state)
+{
+    char mine[96], foreign[96], no_dash[64], no_pid[64], pid_0[64];
+    pid_t pid;
+
+    (void)state;
+    pid = fork();
+    if (pid == 0)
+        _exit(0);
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+    snprintf(mine, sizeof(mine), "/wk-%d-deadbeef-sub-0", (int)getpid());
+    snprintf(foreign, sizeof(foreign), "/wk-%d-deadbeef-sub-1", (int)pid);
+    snprintf(no_dash, sizeof(no_dash), "/wk-%dx", (int)pid);
+    /* Ours in the name's tail only: the suite runs twice at once. */
+    snprintf(no_pid, sizeof(no_pid), "/wk-x%d-sub-0", (int)getpid());
+    snprintf(pid_0, sizeof(pid_0), "/wk-0-%d-sub-0", (int)getpid());
+    /* The last: a dead root's name that another user owns (root only can
+       make one). */
+    const char *names[] = { mine, no_dash, no_pid, pid_0, foreign };
+    const size_t n = geteuid() == 0 ? 5 : 4;
+    for (size_t i = 0; i < n; i++) {
+        int fd = shm_open(names[i], O_CREAT | O_EXCL | O_RDWR, 0600);
+        assert_true(fd >= 0);
+        if (names[i] == foreign)
+            assert_int_equal(fchown(fd, 65534, 65534), 0);
+        close(fd);
+    }
+    assert_true(worker_reclaim_stale() >= 0);
+    for (size_t i = 0; i < n; i++) {
+        if (!shm_exists(names[i]))
+            fail_msg("%s was reclaimed", names[i]);
+        shm_unlink(names[i]);
+    }
+}
+
 /* ---- TestNewWorkerClose ---- */
 
 static void new_worker_close_journal_empty(void **state)
@@ -550,6 +589,7 @@ int main(void)
         mpfw_unit_test(root_assigns_unique_tokens_to_the_whole_nested_tree,
                        5000),
         mpfw_unit_test(root_namespace_scan_reclaims_nested_only, 5000),
+        mpfw_unit_test(reclaim_stale_keeps_what_it_cannot_attribute, 5000),
         mpfw_unit_test(reclaim_stale_only_touches_dead_roots, 5000),
         mpfw_unit_test(new_worker_close_journal_empty, 2000),
     };

@@ -305,6 +305,49 @@ static void control_arguments_and_states_are_checked(void **state)
                      -ESHUTDOWN);
 }
 
+/* A second command to a child waits for the slot the first one holds
+   (held in the child's handler at gate 0): its deadline ends that wait
+   with -ETIMEDOUT, and since it was never issued nothing is poisoned. */
+static void command_waiting_for_a_busy_child_times_out_unissued(void **state)
+{
+    (void)state;
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    worker_gates *g;
+    pthread_t th;
+    uint64_t r;
+
+    assert_int_equal(worker_gates_new(&g), 0);
+    o.faults = "sub.0:control=gate_wait(0)";
+    o.gates = g;
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    struct ctl_call first = { w, 1 };
+    assert_int_equal(pthread_create(&th, NULL, control_in_thread, &first), 0);
+    assert_int_equal(worker_gate_await_arrivals(g, 0, 1, 5000), 0);
+
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING,
+                                    0, 0.05, &r),
+                     -ETIMEDOUT);
+    assert_string_equal(worker_last_error(w),
+                        "control ping timed out waiting for another command "
+                        "on that child");
+    assert_int_equal(worker_gate_open(g, 0), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(first.rc, 0);
+    assert_int_equal(worker_control(w, WORKER_CHILD_SUB, 0, WORKER_CONTROL_PING,
+                                    0, 5.0, &r),
+                     0);
+    assert_int_equal((pid_t)r, rt_child_pid(w, WORKER_CHILD_SUB, 0));
+    /* The protocol tests' view of a mailbox: no such child, no handle. */
+    assert_int_equal(worker_child_mailbox_state(w, WORKER_CHILD_CHIP, 0),
+                     -ENOENT);
+    assert_int_equal(worker_child_mailbox_state(NULL, WORKER_CHILD_SUB, 0),
+                     -EINVAL);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    worker_gates_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +361,8 @@ int main(void)
         mpfw_unit_test(
             child_dying_in_its_control_handler_fails_the_command_at_once, 5000),
         mpfw_unit_test(control_arguments_and_states_are_checked, 5000),
+        mpfw_unit_test(command_waiting_for_a_busy_child_times_out_unissued,
+                       5000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }

@@ -32,19 +32,26 @@ static void expect_spec_error(const char *spec, int rc, const char *msg)
     assert_int_equal(mpfw_open_trees(), trees);
 }
 
-/* worker_options_validate() and worker_new() refuse the fault spec with
-   exactly `msg`. */
-static void expect_faults_error(const char *faults, const char *msg)
+/* worker_options_validate() refuses `o` with exactly `msg`, and so does
+   worker_new() (nothing is created). */
+static void expect_options_error(const worker_options *o, const char *msg)
 {
-    worker_options o = WORKER_OPTIONS_INIT;
     char m[512];
     worker *w = NULL;
 
-    o.faults = faults;
-    assert_int_equal(worker_options_validate(&o, m, sizeof(m)), -EINVAL);
+    assert_int_equal(worker_options_validate(o, m, sizeof(m)), -EINVAL);
     assert_string_equal(m, msg);
-    assert_int_equal(worker_new(&w, &o), -EINVAL);
+    assert_int_equal(worker_new(&w, o), -EINVAL);
     assert_null(w);
+}
+
+/* ... and the fault spec `faults`. */
+static void expect_faults_error(const char *faults, const char *msg)
+{
+    worker_options o = WORKER_OPTIONS_INIT;
+
+    o.faults = faults;
+    expect_options_error(&o, msg);
 }
 
 /* ---- tree spec: totals ---- */
@@ -278,6 +285,188 @@ static void fault_text_is_refused_rather_than_cut(void **state)
                         "fault action");
 }
 
+static void fault_entry_shapes_are_checked(void **state)
+{
+    (void)state;
+    expect_faults_error("root:setup_begin=fail(x",
+                        "faults: fault action 'fail(x': missing ')'");
+    expect_faults_error("root:setup_begin=hang(3)",
+                        "faults: fault action 'hang': takes no argument");
+    expect_faults_error("root:setup_begin=delay",
+                        "faults: fault action 'delay': needs an argument");
+    expect_faults_error("root:setup_begin=signal_parent(0)",
+                        "faults: fault action 'signal_parent(0)': bad number "
+                        "0, signal must be 1..64");
+    expect_faults_error("root setup_begin",
+                        "faults: fault entry 'root setup_begin': want "
+                        "ROLE:POINT=ACTION");
+    expect_faults_error(":setup_begin=hang", "faults: fault entry "
+                                             "':setup_begin=hang': want "
+                                             "ROLE:POINT=ACTION");
+    expect_faults_error("root:setup_begin=",
+                        "faults: fault entry without action");
+    expect_faults_error("root:setup_begin=  ",
+                        "faults: fault entry without action");
+    expect_faults_error("root:setup_begin=delay(1)+delay(1)+delay(1)+delay(1)+"
+                        "delay(1)",
+                        "faults: too many actions (max 4)");
+    /* Numbers: digits only, at least one. */
+    expect_faults_error("root:setup_begin=delay()",
+                        "faults: fault action 'delay()': '' is not a decimal "
+                        "number");
+    expect_faults_error("root:setup_begin=delay(1a)",
+                        "faults: fault action 'delay(1a)': '1a' is not a "
+                        "decimal number");
+    expect_faults_error("root:setup_begin=delay(/)",
+                        "faults: fault action 'delay(/)': '/' is not a "
+                        "decimal number");
+}
+
+static void fault_table_is_limited_and_blanks_are_skipped(void **state)
+{
+    worker_options o = WORKER_OPTIONS_INIT;
+    char spec[33 * 24 + 1] = "", m[256];
+
+    (void)state;
+    for (size_t i = 0, off = 0; i < 33; i++)
+        off += (size_t)snprintf(spec + off, sizeof(spec) - off, "%s",
+                                "root:setup_begin=hang;");
+    expect_faults_error(spec, "faults: too many fault entries (max 32)");
+    /* 32 entries fit (the 33rd is the one refused). */
+    spec[32 * 22] = '\0';
+    o.faults = spec;
+    assert_int_equal(worker_options_validate(&o, m, sizeof(m)), 0);
+    assert_string_equal(m, "");
+    /* Blanks around an entry and empty entries are no error. */
+    o.faults = " root:setup_begin=delay(1) ;  ;";
+    assert_int_equal(worker_options_validate(&o, m, sizeof(m)), 0);
+}
+
+static void options_are_checked_field_by_field(void **state)
+{
+    static const worker_options init = WORKER_OPTIONS_INIT;
+    worker_script slow = { WORKER_SCRIPT_SLOW_FAIL, -1, NULL };
+    worker_script exit256 = { WORKER_SCRIPT_EXIT, 256, NULL };
+    worker_script unknown = { (worker_script_kind)99, 0, NULL };
+    worker_options o;
+    char m[64] = "untouched";
+
+    (void)state;
+    o = init;
+    o.startup_timeout_s = 2e6;
+    expect_options_error(&o, "startup_timeout_s must be at most 1e6 s (got "
+                             "2e+06)");
+    o = init;
+    o.device_leaks = (worker_device_leaks)7;
+    expect_options_error(&o, "device_leaks must be RECLAIM or KEEP (got 7)");
+    o = init;
+    o.chip_pipeline_depth = 9;
+    expect_options_error(&o, "chip_pipeline_depth must be 1..8 (got 9)");
+    o = init;
+    o.chip_memory_bytes = 100;
+    expect_options_error(&o, "chip_memory_bytes must be 4096..1073741824 (got "
+                             "100)");
+    o = init;
+    o.sub_scripts = &slow;
+    expect_options_error(&o, "sub_scripts given without sub children");
+    o = init;
+    o.chip_scripts = &slow;
+    expect_options_error(&o, "chip_scripts given without chips");
+    o.num_chips = 1;
+    expect_options_error(&o, "chip 0: slow_fail delay must be 0..3600000 ms "
+                             "(got -1)");
+    o = init;
+    o.num_subs = 1;
+    o.sub_scripts = &exit256;
+    expect_options_error(&o, "sub 0: exit code must be 0..255 (got 256)");
+    o = init;
+    o.self_script = unknown;
+    expect_options_error(&o, "self 0: unknown script kind 99");
+    /* NULL options: -EINVAL; a zero-sized buffer is not written. */
+    assert_int_equal(worker_options_validate(NULL, m, sizeof(m)), -EINVAL);
+    assert_string_equal(m, "options are NULL");
+    o = init;
+    o.num_chips = 1;
+    o.level = 4;
+    strcpy(m, "untouched");
+    assert_int_equal(worker_options_validate(&o, m, 0), -EINVAL);
+    assert_string_equal(m, "untouched");
+}
+
+static void script_parse_refuses_what_it_cannot_quote(void **state)
+{
+    worker_script sc = WORKER_SCRIPT_INIT;
+    char m[512], text[263];
+
+    (void)state;
+    assert_int_equal(worker_script_parse(NULL, 0, &sc, NULL, m, sizeof(m)),
+                     -EINVAL);
+    assert_string_equal(m, "script text or output is NULL");
+    assert_int_equal(worker_script_parse("ok", 2, NULL, NULL, m, sizeof(m)),
+                     -EINVAL);
+    assert_int_equal(worker_script_parse("fail(a\0b)", 9, &sc, NULL, m,
+                                         sizeof(m)),
+                     -EINVAL);
+    /* The quote ends at the NUL it reports. */
+    assert_string_equal(m, "script 'fail(a' holds a NUL byte");
+    assert_int_equal(worker_script_parse("fail(abc", 8, &sc, NULL, m,
+                                         sizeof(m)),
+                     -EINVAL);
+    assert_string_equal(m, "script 'fail(abc': missing ')'");
+    char xs[257];
+    memset(xs, 'x', 256);
+    xs[256] = '\0';
+    snprintf(text, sizeof(text), "fail(%s)", xs);
+    assert_int_equal(worker_script_parse(text, 262, &sc, NULL, m, sizeof(m)),
+                     -EINVAL);
+    assert_string_equal(m, "script 'fail(xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                           "xxxxxx...': message of 256 bytes is longer than "
+                           "255");
+    /* Refusals leave the output untouched. */
+    assert_int_equal(sc.kind, WORKER_SCRIPT_OK);
+}
+
+/* The other side of each range: the upper bound where the field above
+   tested the lower one, and the reverse. */
+static void option_ranges_are_checked_on_both_sides(void **state)
+{
+    static const worker_options init = WORKER_OPTIONS_INIT;
+    worker_script slow = { WORKER_SCRIPT_SLOW_FAIL, 3600001, NULL };
+    worker_script exit_neg = { WORKER_SCRIPT_EXIT, -1, NULL };
+    worker_script sc = WORKER_SCRIPT_INIT;
+    worker_options o;
+    char m[256];
+
+    (void)state;
+    o = init;
+    o.num_subs = 1;
+    o.sub_scripts = &slow;
+    expect_options_error(&o, "sub 0: slow_fail delay must be 0..3600000 ms "
+                             "(got 3600001)");
+    o = init;
+    o.num_chips = 1;
+    o.chip_scripts = &exit_neg;
+    expect_options_error(&o, "chip 0: exit code must be 0..255 (got -1)");
+    o = init;
+    o.chip_memory_bytes = (1u << 30) + 1;
+    expect_options_error(&o, "chip_memory_bytes must be 4096..1073741824 (got "
+                             "1073741825)");
+    o = init;
+    o.drain_timeout_s = 0;
+    expect_options_error(&o, "drain_timeout_s must be > 0 (got 0)");
+    /* Both bounds themselves are accepted. */
+    o = init;
+    o.chip_memory_bytes = 1u << 30;
+    slow.arg = WORKER_SCRIPT_DELAY_MAX_MS;
+    o.num_subs = 1;
+    o.sub_scripts = &slow;
+    assert_int_equal(worker_options_validate(&o, m, sizeof(m)), 0);
+    /* A script name with '(' but too short for its ')'. */
+    assert_int_equal(worker_script_parse("fail(", 5, &sc, NULL, m, sizeof(m)),
+                     -EINVAL);
+    assert_string_equal(m, "script 'fail(': missing ')'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +483,11 @@ int main(void)
         mpfw_unit_test(script_shape_errors_say_what_is_wrong, 2000),
         mpfw_unit_test(fault_numbers_are_range_checked, 2000),
         mpfw_unit_test(fault_text_is_refused_rather_than_cut, 2000),
+        mpfw_unit_test(fault_entry_shapes_are_checked, 2000),
+        mpfw_unit_test(fault_table_is_limited_and_blanks_are_skipped, 2000),
+        mpfw_unit_test(options_are_checked_field_by_field, 2000),
+        mpfw_unit_test(script_parse_refuses_what_it_cannot_quote, 2000),
+        mpfw_unit_test(option_ranges_are_checked_on_both_sides, 2000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }
