@@ -5,7 +5,9 @@
 # examples/consumer against this tree three ways (ci/consumer.sh), then
 # the static checks: cppcheck, clang-tidy and the format (ci/lint.sh),
 # then every suite but the fault sweep under ASan+UBSan in its own build
-# directory <build>-asan (ci/sanitize.sh address,undefined fast).
+# directory <build>-asan (ci/sanitize.sh address,undefined fast), then the
+# coverage gate: every suite again in an instrumented <build>-coverage,
+# failing below 92% of lines or 80% of branches (coverage/coverage.sh).
 #   ci/test.sh          the above
 #   ci/test.sh --full   the above, then every fuzz harness for 30 s each
 #                       (fuzz/run.sh 30; clang and libFuzzer are installed
@@ -42,6 +44,7 @@ ci/consumer.sh
 # scan-build (the same analyzer over the whole build) is in --full.
 ci/lint.sh cppcheck tidy format
 BUILD_DIR="$build-asan" ci/sanitize.sh address,undefined fast
+BUILD_DIR="$build" coverage/coverage.sh
 if [ "$full" -eq 1 ]; then
   fuzz/run.sh 30
   ci/lint.sh scan
