@@ -314,7 +314,11 @@ int worker_add_child(worker *parent, worker *child);
  * or exited; the message carries the child's text), -EINVAL (a registered
  * callable has no eligible dispatch target; nothing is forked), or a
  * resource error. On failure the epoch has been rolled back (see
- * worker_last_rollback()) and the worker is FAILED.
+ * worker_last_rollback()) and the worker is FAILED. A refusal before the
+ * epoch starts — a callable without target or SIGCHLD ignored (-EINVAL),
+ * a bad WORKER_FAULTS, a shm prefix too long, no descriptor for
+ * the doorbell — starts nothing and leaves the worker NEW, with the reason
+ * in worker_last_error(): fix the cause and call worker_init() again.
  *
  * Called from another thread while an init is in progress, it waits for
  * that epoch and returns its outcome: 0 if it reached READY, otherwise the
