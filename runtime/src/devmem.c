@@ -253,7 +253,8 @@ int worker_device_copy_to(worker *w, unsigned chip, worker_devptr dst,
         return -EINVAL;
     if ((rc = copy_admit(w)) || (rc = span(w, chip, dst, n, &host)))
         return rc;
-    memcpy(host, src, n);
+    if (n) /* memcpy from NULL is undefined even for 0 bytes */
+        memcpy(host, src, n);
     return 0;
 }
 
@@ -267,7 +268,8 @@ int worker_device_copy_from(worker *w, unsigned chip, void *dst,
         return -EINVAL;
     if ((rc = copy_admit(w)) || (rc = span(w, chip, src, n, &host)))
         return rc;
-    memcpy(dst, host, n);
+    if (n) /* memcpy to NULL is undefined even for 0 bytes */
+        memcpy(dst, host, n);
     return 0;
 }
 
