@@ -50,6 +50,20 @@
 #include "mpfixture_worker.h"
 #include "rt_helpers.h"
 
+#ifdef __SANITIZE_THREAD__
+/* TSan builds: add_worker_rejected_during_initializing forks the tree while
+   its helper thread (which opened the fork's gate) may not have exited yet,
+   and the next-level child then starts its scheduler thread, which TSan
+   refuses after a fork from a multi-threaded process ("die_after_fork").
+   The fork and the child's threads are the runtime's design, not a race of
+   the test: let TSan follow such a child instead of killing it. */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+    return "die_after_fork=0";
+}
+#endif
+
 /* ---- helpers ---- */
 
 static int count_init(void *arg, unsigned index, char *msg, size_t size)
