@@ -14,6 +14,10 @@ install(TARGETS mpfixture mpf_worker mpfixture_worker
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET mpfixture_cmocka_dropin)
+  install(TARGETS mpfixture_cmocka_dropin EXPORT mpfixtureTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(FILES
     ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/mpfixture.h
     ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/cmocka.h
@@ -51,7 +55,8 @@ install(FILES
     ${PROJECT_SOURCE_DIR}/cmake/MpfDiscover.cmake
   DESTINATION ${MPF_CMAKE_DIR})
 
-# pkg-config: mpfixture (the guard, with cmocka), mpfixture-worker (the
+# pkg-config: mpfixture (the guard, with cmocka), mpfixture-cmocka-dropin
+# (the guard for unchanged sources, shared builds), mpfixture-worker (the
 # runtime), mpfixture-fake-chips (the companion). The prefix is the one
 # of the install itself (cmake --install --prefix, or CPack's /usr), so
 # the .pc files are written at install time.
@@ -69,6 +74,13 @@ Requires: cmocka
 Libs: -L\${libdir} -lmpfixture
 Cflags: -I\${includedir}
 ")
+file(WRITE ${PROJECT_BINARY_DIR}/pc-in/mpfixture-cmocka-dropin.pc "${_mpf_pc_common}
+Name: mpfixture-cmocka-dropin
+Description: every cmocka_run_group_tests() of a program guarded, sources unchanged (link before cmocka)
+Version: ${PROJECT_VERSION}
+Requires: mpfixture = ${PROJECT_VERSION}
+Libs: -L\${libdir} -Wl,--no-as-needed -lmpfixture_cmocka_dropin -lmpfixture
+")
 file(WRITE ${PROJECT_BINARY_DIR}/pc-in/mpfixture-worker.pc "${_mpf_pc_common}
 Name: mpfixture-worker
 Description: libmpfworker, the hierarchical worker runtime on simulated chips
@@ -85,14 +97,18 @@ Requires: mpfixture = ${PROJECT_VERSION}, mpfixture-worker = ${PROJECT_VERSION}
 Libs: -L\${libdir} -lmpfixture_worker
 Cflags: -I\${includedir}
 ")
+set(_mpf_pcs mpfixture mpfixture-worker mpfixture-fake-chips)
+if(TARGET mpfixture_cmocka_dropin)
+  list(APPEND _mpf_pcs mpfixture-cmocka-dropin)
+endif()
 install(CODE "
-  foreach(pc mpfixture mpfixture-worker mpfixture-fake-chips)
+  foreach(pc ${_mpf_pcs})
     file(READ \"${PROJECT_BINARY_DIR}/pc-in/\${pc}.pc\" text)
     string(REPLACE \"@PREFIX@\" \"\${CMAKE_INSTALL_PREFIX}\" text \"\${text}\")
     file(WRITE \"${PROJECT_BINARY_DIR}/pc-out/\${pc}.pc\" \"\${text}\")
   endforeach()
 ")
-foreach(pc mpfixture mpfixture-worker mpfixture-fake-chips)
+foreach(pc ${_mpf_pcs})
   install(FILES ${PROJECT_BINARY_DIR}/pc-out/${pc}.pc
     DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endforeach()

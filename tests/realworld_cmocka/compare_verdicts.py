@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Run one corpus suite plain and guarded; their verdicts must agree.
+
+    compare_verdicts.py --plain BIN --guarded BIN [--planted CASE:KIND,...]
+                        [--keep GLOB,...] [-- ARGS...]
+
+Both builds come from the same unchanged source: BIN of --plain links
+cmocka alone, BIN of --guarded links mpfixture's cmocka drop-in too. Each
+runs as a child of this process, made a child subreaper, so that whatever
+a run leaves is found here. The guarded run writes an audit (MPF_AUDIT).
+
+Passes when:
+  - every case has the same verdict plain and guarded (cmocka's own
+    [ OK ] / [ FAILED ] / [ ERROR ] / [ SKIPPED ] lines), except the
+    planted ones: those pass plain and fail guarded, and their audit line
+    names the planted kind;
+  - every case run has exactly one audit line, whose verdict agrees;
+  - the guarded run leaves no process and no /dev/shm entry of the suite
+    (names starting with "corpus-"), except the keep-listed ones, which
+    must still be there (they are removed here afterwards).
+Whatever the plain run leaves (its planted offences) is removed between.
+"""
+import argparse
+import ctypes
+import fnmatch
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+
+PR_SET_CHILD_SUBREAPER = 36
+STATUS = re.compile(r"^\[ *(OK|FAILED|ERROR|SKIPPED) *\] (\S+)$")
+RUN = re.compile(r"^\[ RUN +\] (\S+)$")
+VERDICT = {"OK": "pass", "FAILED": "fail", "ERROR": "fail", "SKIPPED": "skip"}
+
+
+def fail(msg):
+    print("compare_verdicts: FAIL: " + msg)
+    sys.exit(1)
+
+
+def verdicts(output):
+    """Case -> verdict, from the status line that follows each RUN line."""
+    out, running = {}, None
+    for line in output.splitlines():
+        m = RUN.match(line)
+        if m:
+            running = m.group(1)
+            continue
+        m = STATUS.match(line)
+        if m and m.group(2) == running:
+            out[running] = VERDICT[m.group(1)]
+            running = None
+    return out
+
+
+def corpus_entries():
+    return sorted(e for e in os.listdir("/dev/shm") if e.startswith("corpus-"))
+
+
+def remove_entry(name):
+    path = os.path.join("/dev/shm", name)
+    if os.path.isdir(path) and not os.path.islink(path):
+        for root, dirs, files in os.walk(path, topdown=False):
+            for f in files:
+                os.unlink(os.path.join(root, f))
+            for d in dirs:
+                os.rmdir(os.path.join(root, d))
+        os.rmdir(path)
+    else:
+        os.unlink(path)
+
+
+def my_children():
+    """Pids whose parent is this process (what a run left re-parents here)."""
+    me, kids = os.getpid(), []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[1]) == me:
+            kids.append(int(pid))
+    return kids
+
+
+def reap_all():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def run(binary, args, env):
+    """Exit status and output; the output goes to a file, not a pipe, which
+    a process the run leaves behind would hold open."""
+    with tempfile.TemporaryFile() as out:
+        p = subprocess.run([binary] + args, env=env, stdout=out,
+                           stderr=subprocess.STDOUT)
+        out.seek(0)
+        return p.returncode, out.read().decode(errors="replace")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--plain", required=True)
+    ap.add_argument("--guarded", required=True)
+    ap.add_argument("--planted", default="")
+    ap.add_argument("--keep", default="")
+    ap.add_argument("args", nargs="*")
+    a = ap.parse_args()
+    planted = dict(p.split(":", 1) for p in a.planted.split(",") if p)
+    keep = [g for g in a.keep.split(",") if g]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        fail("cannot become a child subreaper")
+    if corpus_entries():
+        fail("/dev/shm already holds corpus entries: %s" % corpus_entries())
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MPF_")}
+    rc_plain, out_plain = run(a.plain, a.args, env)
+    left = my_children()
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    reap_all()
+    for name in corpus_entries():
+        remove_entry(name)
+    plain = verdicts(out_plain)
+    if not plain:
+        fail("the plain run shows no case:\n" + out_plain)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        audit = os.path.join(tmp, "audit.jsonl")
+        genv = dict(os.environ, MPF_AUDIT=audit)
+        rc_guarded, out_guarded = run(a.guarded, a.args, genv)
+        survivors = my_children()
+        for pid in survivors:
+            os.kill(pid, signal.SIGKILL)
+        reap_all()
+        entries = corpus_entries()
+        lines = []
+        if os.path.exists(audit):
+            with open(audit) as f:
+                lines = [json.loads(line) for line in f if line.strip()]
+    guarded = verdicts(out_guarded)
+    report = "\n--- plain (exit %d) ---\n%s--- guarded (exit %d) ---\n%s" % (
+        rc_plain, out_plain, rc_guarded, out_guarded)
+
+    left_over = [e for e in entries
+                 if not any(fnmatch.fnmatch(e, g) for g in keep)]
+    for name in entries:
+        remove_entry(name)
+    if survivors:
+        fail("the guarded run left processes %s" % survivors + report)
+    if left_over:
+        fail("the guarded run left /dev/shm entries %s" % left_over + report)
+    for g in keep:
+        if not any(fnmatch.fnmatch(e, g) for e in entries):
+            fail("keep-listed %s is gone after the guarded run" % g + report)
+
+    if set(plain) != set(guarded):
+        fail("cases differ: plain %s, guarded %s" % (sorted(plain),
+                                                     sorted(guarded)) + report)
+    by_case = {}
+    for line in lines:
+        by_case.setdefault(line["case"], []).append(line)
+    for case, v in sorted(plain.items()):
+        g = guarded[case]
+        audited = by_case.get(case, [])
+        if len(audited) != 1:
+            fail("case %s has %d audit lines" % (case, len(audited)) + report)
+        line = audited[0]
+        if case in planted:
+            kind = planted[case]
+            if v != "pass" or g != "fail":
+                fail("planted case %s: plain %s, guarded %s (expected pass, "
+                     "fail)" % (case, v, g) + report)
+            if kind not in line["kinds"] or line["verdict"] != "fail":
+                fail("planted case %s: audit %s, expected kind %s"
+                     % (case, line, kind) + report)
+            if ("[  FAILED  ] %s" % case) not in out_guarded and \
+                    ("[  ERROR   ] %s" % case) not in out_guarded:
+                fail("planted case %s is not failed by name" % case + report)
+        else:
+            if v != g:
+                fail("case %s: plain %s, guarded %s" % (case, v, g) + report)
+            want = "fail" if v == "fail" else "pass"
+            if line["verdict"] != want or line["kinds"]:
+                fail("case %s: audit %s, expected verdict %s and no kind"
+                     % (case, line, want) + report)
+    extra = set(by_case) - set(plain)
+    if extra:
+        fail("audit lines for cases that did not run: %s" % sorted(extra))
+    print("compare_verdicts: %d cases, same verdicts plain and guarded; "
+          "%d planted offences failed by name; nothing left"
+          % (len(plain), len(planted)))
+
+
+if __name__ == "__main__":
+    main()
