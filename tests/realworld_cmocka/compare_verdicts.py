@@ -27,10 +27,12 @@ import fnmatch
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 PR_SET_CHILD_SUBREAPER = 36
 STATUS = re.compile(r"^\[ *(OK|FAILED|ERROR|SKIPPED) *\] (\S+)$")
@@ -90,6 +92,38 @@ def my_children():
     return kids
 
 
+def describe(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        with open("/proc/%d/stat" % pid) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "%d (gone)" % pid
+    return "%d (state %s: %s)" % (pid, state, cmd.strip())
+
+
+def still_running(kids, seconds=10.0):
+    """Those of `kids` still alive after waiting up to `seconds` for them to
+    end by themselves (the guard's watchdog ends right after the test
+    binary does, not before it): waited on through pidfds, no sleeping."""
+    deadline = time.monotonic() + seconds
+    alive = []
+    for pid in kids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            left = max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                alive.append(pid)
+        finally:
+            os.close(fd)
+    return alive
+
+
 def reap_all():
     while True:
         try:
@@ -143,8 +177,8 @@ def main():
         audit = os.path.join(tmp, "audit.jsonl")
         genv = dict(os.environ, MPF_AUDIT=audit)
         rc_guarded, out_guarded = run(a.guarded, a.args, genv)
-        survivors = my_children()
-        for pid in survivors:
+        survivors = [describe(p) for p in still_running(my_children())]
+        for pid in my_children():
             os.kill(pid, signal.SIGKILL)
         reap_all()
         entries = corpus_entries()
