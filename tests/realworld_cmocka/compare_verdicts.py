@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: MIT
 """Run one corpus suite plain and guarded; their verdicts must agree.
 
-    compare_verdicts.py --plain BIN --guarded BIN [--planted CASE:KIND,...]
-                        [--keep GLOB,...] [-- ARGS...]
+    compare_verdicts.py --plain BIN (--guarded BIN | --per-case MPF_RUN)
+                        [--planted CASE:KIND,...] [--keep GLOB,...]
+                        [-- ARGS...]
 
 Both builds come from the same unchanged source: BIN of --plain links
-cmocka alone, BIN of --guarded links mpfixture's cmocka drop-in too. Each
+cmocka alone, BIN of --guarded links mpfixture's cmocka drop-in too. With
+--per-case the guarded run is the plain binary itself, run by
+`MPF_RUN --per-case --`. Each
 runs as a child of this process, made a child subreaper, so that whatever
 a run leaves is found here. The guarded run writes an audit (MPF_AUDIT).
 
@@ -147,7 +150,8 @@ def run(binary, args, env):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--plain", required=True)
-    ap.add_argument("--guarded", required=True)
+    ap.add_argument("--guarded")
+    ap.add_argument("--per-case")
     ap.add_argument("--planted", default="")
     ap.add_argument("--keep", default="")
     ap.add_argument("args", nargs="*")
@@ -176,7 +180,11 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         audit = os.path.join(tmp, "audit.jsonl")
         genv = dict(os.environ, MPF_AUDIT=audit)
-        rc_guarded, out_guarded = run(a.guarded, a.args, genv)
+        if a.per_case:
+            rc_guarded, out_guarded = run(
+                a.per_case, ["--per-case", "--", a.plain] + a.args, genv)
+        else:
+            rc_guarded, out_guarded = run(a.guarded, a.args, genv)
         survivors = [describe(p) for p in still_running(my_children())]
         for pid in my_children():
             os.kill(pid, signal.SIGKILL)
