@@ -3,7 +3,15 @@
 # build: lists the cases of BIN and writes OUT, a ctest include file with one
 # test per case (named <STEM>.<case>, or <STEM>.<case>.<MPF_SUFFIX>).
 include(${PARAMS})
-execute_process(COMMAND ${BIN} --list
+# The budget settings of the tests' environment apply to the listing too:
+# the budgets it prints set each test's TIMEOUT.
+set(list_env "")
+foreach(item IN LISTS MPF_ENVIRONMENT)
+  if(item MATCHES "^MPF_BUDGET(S|_MS|_SCALE)=")
+    list(APPEND list_env "${item}")
+  endif()
+endforeach()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env ${list_env} ${BIN} --list
                 OUTPUT_VARIABLE listing RESULT_VARIABLE rc ERROR_VARIABLE err
                 TIMEOUT 30)
 if(NOT rc EQUAL 0)

@@ -4,6 +4,7 @@
 #     [LINK_LIBRARIES <lib>...]
 #     LABELS <label>...
 #     [ENVIRONMENT <VAR=value>...]
+#     [BUDGETS <glob>=<ms>...]
 #     [TIMEOUT <seconds>] [RUN_SERIAL]
 #     [EXPECT_OUTPUT <case> <regex> [<case> <regex>]...])
 #
@@ -20,6 +21,11 @@
 # links mpfixture::mpfixture (before cmocka, so that the adapter's wrappers
 # of cmocka's reporting come first) and runs MpfDiscover.cmake from its
 # own directory. Make and Ninja alike; CMake 3.20 or newer.
+#
+# BUDGETS gives budgets by case name to a table that declares none (plain
+# cmocka_unit_test() entries): the first glob ('*', '?') that matches a
+# case gives its budget in ms, over the table's (MPF_BUDGETS in the tests'
+# environment, and in the listing, so that the TIMEOUT below follows).
 #
 # Each test's TIMEOUT sits above the case's budget plus grace, times the
 # MPF_REPEAT count of ENVIRONMENT, scaled by MPF_CTEST_TIMEOUT_FACTOR, so
@@ -39,13 +45,17 @@ set(MPF_TEST_LAUNCHER "" CACHE STRING
 
 function(mpf_add_cmocka_test target)
   cmake_parse_arguments(A "RUN_SERIAL" "TIMEOUT"
-                        "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;EXPECT_OUTPUT" ${ARGN})
+                        "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;BUDGETS;EXPECT_OUTPUT" ${ARGN})
   if(NOT A_SOURCES)
     message(FATAL_ERROR "mpf_add_cmocka_test(${target}): SOURCES is required")
   endif()
   if(NOT TARGET mpfixture::mpfixture)
     message(FATAL_ERROR "mpf_add_cmocka_test(${target}): no target mpfixture::mpfixture; "
                         "find_package(mpfixture) or add mpfixture's source first")
+  endif()
+  if(A_BUDGETS)
+    string(REPLACE ";" ":" budgets "${A_BUDGETS}")
+    list(APPEND A_ENVIRONMENT "MPF_BUDGETS=${budgets}")
   endif()
   add_executable(${target} ${A_SOURCES})
   target_link_libraries(${target} PRIVATE mpfixture::mpfixture ${A_LINK_LIBRARIES} cmocka)
