@@ -60,7 +60,8 @@ nof=${BENCH_NOFAULTS_DIR:-build-nofaults}
 if ! command -v cmake >/dev/null || ! [ -e /usr/include/cmocka.h ]; then
   ci/bootstrap.sh
 fi
-targets=(--target bench_case_overhead bench_tree bench_dispatch)
+targets=(--target bench_case_overhead bench_tree bench_dispatch
+         table_forms_plain table_forms_guarded two_process_plain two_process_guarded)
 cmake -S . -B "$rel" -DCMAKE_BUILD_TYPE=Release -DMPF_WERROR=ON >/dev/null
 cmake --build "$rel" -j"$(nproc)" "${targets[@]}" >/dev/null
 cmake -S . -B "$nof" -DCMAKE_BUILD_TYPE=Release -DMPF_WERROR=ON -DMPF_FAULT_POINTS=OFF >/dev/null
@@ -70,7 +71,7 @@ N=$nof/bin
 pin=$(( $(nproc) - 1 ))
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-  cases=300 case_rounds=3 shm_cases=200 shm_rounds=2 tree_rounds=4
+  cases=300 case_rounds=3 shm_cases=200 shm_rounds=2 tree_rounds=4 corpus_rounds=3
   rtt_blocks=4 rtt_block=500 frtt_rounds=4 tput_rounds=3 tput_m=1000 idle_s=0.5
 else
   cases=2000 case_rounds=11 shm_cases=1000 shm_rounds=9 tree_rounds=61
@@ -132,6 +133,8 @@ left=$(ls /dev/shm | grep -c -e "^mpfbench-$tag-" -e "^wk-" || true)
 machine="$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), kernel $(uname -r), load average $load_start at start, $(cut -d' ' -f1-3 /proc/loadavg) at end, $(( $(date +%s) - t_start )) s, /dev/shm $([ -n "${BENCH_IN_NS:-}" ] && echo private || echo host)"
 echo "machine: $machine"
 python3 bench/report.py "$raw" "$out" "$machine"
+# The real-suite corpus, plain vs guarded (idle machine, after the rest).
+python3 bench/corpus_overhead.py "$B" "${corpus_rounds:-21}" table_forms two_process
 if [ -n "${BENCH_IN_NS:-}" ] && [ "$left" != 0 ]; then
   echo "bench: $left shm names left behind in the private /dev/shm" >&2
   exit 1

@@ -21,7 +21,8 @@ Passes when:
   - every case run has exactly one audit line, whose verdict agrees;
   - the guarded run leaves no process and no /dev/shm entry of the suite
     (names starting with "corpus-"), except the keep-listed ones, which
-    must still be there (they are removed here afterwards).
+    must still be there; then a plain run on that state has the verdicts
+    of the first one (they are removed here afterwards).
 Whatever the plain run leaves (its planted offences) is removed between.
 """
 import argparse
@@ -200,7 +201,16 @@ def main():
 
     left_over = [e for e in entries
                  if not any(fnmatch.fnmatch(e, g) for g in keep)]
-    for name in entries:
+    if keep and not left_over:
+        # The state the guarded run kept is what the next plain run finds.
+        rc_next, out_next = run(a.plain, a.args, env)
+        for pid in my_children():
+            os.kill(pid, signal.SIGKILL)
+        reap_all()
+        if verdicts(out_next) != plain:
+            fail("the plain run after the guarded one differs:\n" + out_next
+                 + report)
+    for name in corpus_entries():
         remove_entry(name)
     if survivors:
         fail("the guarded run left processes %s" % survivors + report)
