@@ -35,6 +35,8 @@ struct keep {
 };
 static struct keep keep[8];
 static int n_keep;
+/* What a case left under /dev/shm on purpose, removed by the teardown. */
+static char left_link[160], left_dir[128];
 
 /* Create a file by a raw syscall: no interposer sees it, so the fixture
    learns of it only as "another program's" object. */
@@ -87,7 +89,35 @@ static void path_out_of_dev_shm_is_reported_not_removed(void **state)
     assert_int_equal(write(fd, "keep\n", 5), 5);
     close(fd);
     must_survive(victim);
-    mpf_expect(MPF_SHM_LEAK, "not removed: not a /dev/shm entry");
+    mpf_expect(MPF_SHM_LEAK, "not removed: its path leads out of /dev/shm");
+}
+
+/* A directory the case made under /dev/shm holds a symlink out of it, and
+   a file is created through the link: reported, never removed (no
+   component of a path is followed when the fixture removes), and what the
+   case made under /dev/shm itself is removed. */
+static void symlink_in_a_case_directory_is_not_followed(void **state)
+{
+    (void)state;
+    static char out[64], dir[128], link_path[160], via[200], victim[128];
+    snprintf(out, sizeof out, "/tmp/mpf-sec-link-%d-XXXXXX", (int)getpid());
+    assert_non_null(mkdtemp(out));
+    snprintf(dir, sizeof dir, "/dev/shm/mpf-sec-link-%d", (int)getpid());
+    snprintf(link_path, sizeof link_path, "%s/out", dir);
+    snprintf(via, sizeof via, "%s/victim", link_path);
+    snprintf(victim, sizeof victim, "%s/victim", out);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(symlink(out, link_path), 0);
+    memcpy(left_link, link_path, sizeof left_link);
+    memcpy(left_dir, dir, sizeof left_dir);
+    int fd = open(via, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    must_survive(victim);
+    /* The link itself is not ledgered: the directory is not empty. */
+    mpf_expect(MPF_SHM_LEAK, "out/victim");
+    mpf_expect(MPF_SHM_LEAK, "not removed: its path leads out of /dev/shm");
+    mpf_expect(MPF_SHM_LEAK, "not removed: the directory is not empty");
 }
 
 /* The case creates and removes its object; another owner's object then
@@ -157,6 +187,11 @@ static int check_kept(void **state)
         }
     }
     n_keep = 0;
+    if (left_link[0] && (unlink(left_link) != 0 || rmdir(left_dir) != 0)) {
+        fprintf(stderr, "test_shm_identity: %s is not as the case left it\n",
+                left_link);
+        bad++;
+    }
     return bad ? -1 : 0;
 }
 
@@ -171,6 +206,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         mpf_unit_test(path_out_of_dev_shm_is_reported_not_removed, 5000),
+        mpf_unit_test(symlink_in_a_case_directory_is_not_followed, 5000),
         mpf_unit_test(name_taken_over_by_another_object_is_left, 5000),
         mpf_unit_test(long_name_leak_is_named_whole_and_removed, 5000),
         mpf_unit_test(long_name_removed_leaves_its_prefix_alone, 5000),
