@@ -5,6 +5,7 @@
 #     LABELS <label>...
 #     [ENVIRONMENT <VAR=value>...]
 #     [BUDGETS <glob>=<ms>...]
+#     [KEEP_SHM <glob>...]
 #     [TIMEOUT <seconds>] [RUN_SERIAL]
 #     [EXPECT_OUTPUT <case> <regex> [<case> <regex>]...])
 #
@@ -26,13 +27,22 @@
 # cmocka_unit_test() entries): the first glob ('*', '?') that matches a
 # case gives its budget in ms, over the table's (MPF_BUDGETS in the tests'
 # environment, and in the listing, so that the TIMEOUT below follows).
+# KEEP_SHM declares persistent state: /dev/shm entries whose name matches
+# one of the globs (e.g. sr_* myapp.state; a semaphore "/x" is sem.x) are
+# kept on purpose by the code under test, reported as kept, never removed
+# and never a failure. It sets MPF_KEEP_SHM in the tests' ENVIRONMENT (the
+# globs joined with ':', after any MPF_KEEP_SHM=... given in ENVIRONMENT);
+# a glob may not hold ':' or ';', and the fixture refuses '/' when the
+# test runs. The globs are also the target's property MPF_KEEP_SHM, which
+# mpf_add_cmocka_variant() adds to the variant's own KEEP_SHM: a variant
+# of a suite keeps what the suite keeps.
 #
 # Each test's TIMEOUT sits above the case's budget plus grace, times the
 # MPF_REPEAT count of ENVIRONMENT, scaled by MPF_CTEST_TIMEOUT_FACTOR, so
 # the fixture's report always beats ctest's; TIMEOUT overrides it.
 #
 # mpf_add_cmocka_variant(<target> SUFFIX <s>
-#     LABELS <label>... [ENVIRONMENT <VAR=value>...]
+#     LABELS <label>... [ENVIRONMENT <VAR=value>...] [KEEP_SHM <glob>...]
 #     [TIMEOUT <seconds>] [RUN_SERIAL] [CASES <regex>])
 #
 # Registers the cases of a binary made by mpf_add_cmocka_test() (those
@@ -43,9 +53,35 @@ set(MPF_CTEST_TIMEOUT_FACTOR 3 CACHE STRING "ctest TIMEOUT = factor * (budget + 
 set(MPF_TEST_LAUNCHER "" CACHE STRING
     "Command list each case runs under, e.g. valgrind;-q;--trace-children=yes")
 
+# ENVIRONMENT with KEEP_SHM's globs added as MPF_KEEP_SHM, into <out>.
+function(_mpf_keep_shm_environment out fn environment)
+  set(globs ${ARGN})
+  if(NOT globs)
+    set(${out} "${environment}" PARENT_SCOPE)
+    return()
+  endif()
+  foreach(glob IN LISTS globs)
+    if(glob MATCHES ":")
+      message(FATAL_ERROR "${fn}: KEEP_SHM '${glob}': a glob cannot hold ':' "
+                          "(it separates the globs of MPF_KEEP_SHM); give each its own")
+    endif()
+  endforeach()
+  string(REPLACE ";" ":" joined "${globs}")
+  set(env "")
+  foreach(item IN LISTS environment)
+    if(item MATCHES "^MPF_KEEP_SHM=(.+)$")
+      set(joined "${CMAKE_MATCH_1}:${joined}")
+    else()
+      list(APPEND env "${item}")
+    endif()
+  endforeach()
+  list(APPEND env "MPF_KEEP_SHM=${joined}")
+  set(${out} "${env}" PARENT_SCOPE)
+endfunction()
+
 function(mpf_add_cmocka_test target)
   cmake_parse_arguments(A "RUN_SERIAL" "TIMEOUT"
-                        "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;BUDGETS;EXPECT_OUTPUT" ${ARGN})
+                        "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;BUDGETS;KEEP_SHM;EXPECT_OUTPUT" ${ARGN})
   if(NOT A_SOURCES)
     message(FATAL_ERROR "mpf_add_cmocka_test(${target}): SOURCES is required")
   endif()
@@ -59,16 +95,25 @@ function(mpf_add_cmocka_test target)
   endif()
   add_executable(${target} ${A_SOURCES})
   target_link_libraries(${target} PRIVATE mpfixture::mpfixture ${A_LINK_LIBRARIES} cmocka)
+  _mpf_keep_shm_environment(A_ENVIRONMENT "mpf_add_cmocka_test(${target})"
+                            "${A_ENVIRONMENT}" ${A_KEEP_SHM})
+  set_target_properties(${target} PROPERTIES MPF_KEEP_SHM "${A_KEEP_SHM}")
   _mpf_register_cases(${target} "" "${A_LABELS}" "${A_ENVIRONMENT}"
                       "${A_TIMEOUT}" "${A_RUN_SERIAL}" "" "${A_EXPECT_OUTPUT}")
 endfunction()
 
 function(mpf_add_cmocka_variant target)
-  cmake_parse_arguments(A "RUN_SERIAL" "SUFFIX;TIMEOUT;CASES" "LABELS;ENVIRONMENT" ${ARGN})
+  cmake_parse_arguments(A "RUN_SERIAL" "SUFFIX;TIMEOUT;CASES" "LABELS;ENVIRONMENT;KEEP_SHM" ${ARGN})
   if(NOT A_SUFFIX OR NOT TARGET ${target})
     message(FATAL_ERROR "mpf_add_cmocka_variant(${target}): needs SUFFIX and "
                         "a target made by mpf_add_cmocka_test()")
   endif()
+  get_target_property(keep ${target} MPF_KEEP_SHM)
+  if(NOT keep)
+    set(keep "")
+  endif()
+  _mpf_keep_shm_environment(A_ENVIRONMENT "mpf_add_cmocka_variant(${target})"
+                            "${A_ENVIRONMENT}" ${keep} ${A_KEEP_SHM})
   _mpf_register_cases(${target} "${A_SUFFIX}" "${A_LABELS}" "${A_ENVIRONMENT}"
                       "${A_TIMEOUT}" "${A_RUN_SERIAL}" "${A_CASES}" "")
 endfunction()

@@ -21,7 +21,9 @@
  * Input layout (missing bytes read as 0): flags, kinds, expected, six
  * counts, duration, cpu, budget, seed, shm_warnings, offender count, then
  * strings as <length byte><bytes>: binary, case, and per offender a kind
- * byte, a pid, name, detail.
+ * byte, a pid, name, detail; then the small buffer's size byte, the kept
+ * count byte and the kept names' bytes (the whole array, unterminated
+ * when the input fills it).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -407,6 +409,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* The real buffer of report.c, then a small one. */
     size_t sizes[2] = { 16384, 64 + (size_t)take_u8(&in) * 8 };
+    r.shm_kept = take_u8(&in);
+    take(&in, r.shm_kept_names, sizeof r.shm_kept_names);
     for (int k = 0; k < 2; k++) {
         char *buf = malloc(sizes[k]);
         size_t len = mpf__audit_line(&r, buf, sizes[k]);
