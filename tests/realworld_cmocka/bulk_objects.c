@@ -87,8 +87,8 @@ static void long_soak_of_traffic(void **state)
     assert_true(fd >= 0);
     unsigned long messages = 0;
     for (double end = now_s() + 1.5; now_s() < end; messages++) {
-        char *ring = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-                          fd, 0);
+        char *ring = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                          0);
         assert_true(ring != MAP_FAILED);
         ring[messages % 4096] = (char)messages;
         assert_int_equal(munmap(ring, 4096), 0);

@@ -138,9 +138,9 @@ int main(int argc, char **argv)
                                         own_teardown),
         cmocka_unit_test_prestate(prestate_loses_to_group_state,
                                   &prestate_value),
-        cmocka_unit_test_prestate_setup_teardown(
-                setup_saw_group_state, setup_sees_group_state, NULL,
-                &prestate_value),
+        cmocka_unit_test_prestate_setup_teardown(setup_saw_group_state,
+                                                 setup_sees_group_state, NULL,
+                                                 &prestate_value),
         cmocka_unit_test(skips_itself),
         cmocka_unit_test(uses_group_state_again),
         cmocka_unit_test(filtered_out_fails),
