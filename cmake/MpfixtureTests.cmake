@@ -95,11 +95,32 @@ function(mpf_add_cmocka_test target)
   endif()
   add_executable(${target} ${A_SOURCES})
   target_link_libraries(${target} PRIVATE mpfixture::mpfixture ${A_LINK_LIBRARIES} cmocka)
+  _mpf_link_first(${target})
   _mpf_keep_shm_environment(A_ENVIRONMENT "mpf_add_cmocka_test(${target})"
                             "${A_ENVIRONMENT}" ${A_KEEP_SHM})
   set_target_properties(${target} PROPERTIES MPF_KEEP_SHM "${A_KEEP_SHM}")
   _mpf_register_cases(${target} "" "${A_LABELS}" "${A_ENVIRONMENT}"
                       "${A_TIMEOUT}" "${A_RUN_SERIAL}" "" "${A_EXPECT_OUTPUT}")
+endfunction()
+
+# libmpfixture must come before libcmocka in the program's search order
+# (its wrappers of cmocka's reporting and filters; the adapter refuses to
+# run otherwise), whatever order CMake gives the link line. The package's
+# and the source tree's target put it first by a link option already; a
+# target imported from pkg-config (pkg_check_modules IMPORTED_TARGET) only
+# lists the library's path: put that path first here.
+function(_mpf_link_first target)
+  get_target_property(type mpfixture::mpfixture TYPE)
+  if(NOT type STREQUAL "INTERFACE_LIBRARY")
+    return()
+  endif()
+  get_target_property(libs mpfixture::mpfixture INTERFACE_LINK_LIBRARIES)
+  foreach(lib IN LISTS libs)
+    if(lib MATCHES "/libmpfixture[.]so")
+      target_link_options(${target} BEFORE PRIVATE
+        "SHELL:LINKER:--push-state,--no-as-needed ${lib} LINKER:--pop-state")
+    endif()
+  endforeach()
 endfunction()
 
 function(mpf_add_cmocka_variant target)
