@@ -8,6 +8,8 @@
  * MPF_BUDGET_MS=1000 and MPF_BUDGETS='long_*=20000': the soak case gets
  * its own budget by name.
  */
+/* As the project's own sources do (this corpus is others' code). */
+/* NOLINTNEXTLINE(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <setjmp.h>
