@@ -19,6 +19,8 @@ Passes when:
     planted ones: those pass plain and fail guarded, and their audit line
     names the planted kind;
   - every case run has exactly one audit line, whose verdict agrees;
+  - (run in a /dev/shm of its own where one can be made, see
+    private_dev_shm())
   - the guarded run leaves no process and no /dev/shm entry of the suite
     (names starting with "corpus-"), except the keep-listed ones, which
     must still be there; then a plain run on that state has the verdicts
@@ -29,9 +31,11 @@ import argparse
 import ctypes
 import fnmatch
 import json
+import xml.etree.ElementTree as ET
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,7 +43,10 @@ import tempfile
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
-STATUS = re.compile(r"^\[ *(OK|FAILED|ERROR|SKIPPED) *\] (\S+)$")
+# A status may follow text on its line: with CMOCKA_TEST_ABORT=1 cmocka
+# prints the failure without a newline before it aborts, and the guard's
+# supervisor then writes the killed case's status.
+STATUS = re.compile(r"\[ *(OK|FAILED|ERROR|SKIPPED) *\] (\S+)$")
 RUN = re.compile(r"^\[ RUN +\] (\S+)$")
 VERDICT = {"OK": "pass", "FAILED": "fail", "ERROR": "fail", "SKIPPED": "skip"}
 
@@ -57,10 +64,27 @@ def verdicts(output):
         if m:
             running = m.group(1)
             continue
-        m = STATUS.match(line)
+        m = STATUS.search(line)
         if m and m.group(2) == running:
             out[running] = VERDICT[m.group(1)]
             running = None
+    return out
+
+
+def xml_verdicts(directory):
+    """Case -> verdict from cmocka's XML files (CMOCKA_XML_FILE in
+    `directory`), which are then removed."""
+    out = {}
+    for f in sorted(os.listdir(directory)):
+        if not f.endswith(".xml"):
+            continue
+        path = os.path.join(directory, f)
+        for case in ET.parse(path).getroot().iter("testcase"):
+            failed = case.find("failure") is not None
+            skipped = case.find("skipped") is not None
+            out[case.get("name")] = ("fail" if failed
+                                     else "skip" if skipped else "pass")
+        os.unlink(path)
     return out
 
 
@@ -140,15 +164,46 @@ def reap_all():
 
 def run(binary, args, env):
     """Exit status and output; the output goes to a file, not a pipe, which
-    a process the run leaves behind would hold open."""
-    with tempfile.TemporaryFile() as out:
+    a process the run leaves behind would hold open. It runs in a scratch
+    directory: with CMOCKA_MESSAGE_OUTPUT=xml, the verdicts are read from
+    the XML files cmocka writes there, and any failure message is kept."""
+    with tempfile.TemporaryFile() as out, \
+            tempfile.TemporaryDirectory() as cwd:
         p = subprocess.run([binary] + args, env=env, stdout=out,
-                           stderr=subprocess.STDOUT)
+                           stderr=subprocess.STDOUT, cwd=cwd)
         out.seek(0)
-        return p.returncode, out.read().decode(errors="replace")
+        text = out.read().decode(errors="replace")
+        if env.get("CMOCKA_MESSAGE_OUTPUT", "").lower() == "xml":
+            got = xml_verdicts(cwd)
+            text += "".join("[ RUN      ] %s\n[ %s ] %s\n" % (
+                case, {"pass": "      OK", "fail": " FAILED ",
+                       "skip": " SKIPPED"}[v], case)
+                for case, v in got.items())
+        return p.returncode, text
+
+
+def private_dev_shm():
+    """Re-run this script with a /dev/shm of its own (a mount namespace and
+    a fresh tmpfs) where that can be made (root): a suite's thousands of
+    objects then never reach the tests running beside it, nor theirs this
+    one. Elsewhere it goes on in the host's /dev/shm."""
+    if os.environ.get("CORPUS_PRIVATE_SHM") or os.geteuid() != 0 or \
+            not shutil.which("unshare"):
+        return
+    env = dict(os.environ, CORPUS_PRIVATE_SHM="1")
+    cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+           'mount -t tmpfs -o mode=1777 corpus /dev/shm && exec "$@"', "sh",
+           sys.executable] + sys.argv
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private",
+                            "sh", "-c", "mount -t tmpfs corpus /dev/shm"],
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    if probe.returncode == 0:
+        os.execvpe(cmd[0], cmd, env)
 
 
 def main():
+    private_dev_shm()
     ap = argparse.ArgumentParser()
     ap.add_argument("--plain", required=True)
     ap.add_argument("--guarded")
@@ -240,9 +295,6 @@ def main():
             if kind not in line["kinds"] or line["verdict"] != "fail":
                 fail("planted case %s: audit %s, expected kind %s"
                      % (case, line, kind) + report)
-            if ("[  FAILED  ] %s" % case) not in out_guarded and \
-                    ("[  ERROR   ] %s" % case) not in out_guarded:
-                fail("planted case %s is not failed by name" % case + report)
         else:
             if v != g:
                 fail("case %s: plain %s, guarded %s" % (case, v, g) + report)

@@ -5,7 +5,10 @@
  * header): the library creates its main shared memory lazily, on the
  * first connect of the first case, and keeps it for every later
  * connection and every later run; a connection starts a background
- * thread; configuration is written as a temporary file renamed into
+ * thread; the first connect also starts the library's journal thread,
+ * which lives as long as the process and opens and closes a descriptor
+ * every millisecond, whichever case runs (its descriptors are never the
+ * case's); configuration is written as a temporary file renamed into
  * place. Guarded with MPF_KEEP_SHM='corpus-ds-main*', the kept state
  * survives every case and the run, and a session object a case forgets
  * still fails it.
@@ -25,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -56,10 +60,37 @@ static void *notifier(void *arg)
     return NULL;
 }
 
+/* The library's journal thread: started once, never stopped, touching
+   the journal (here /dev/null) every millisecond with a transient
+   descriptor, and checking that what it opened is what it reads. */
+static void *journal(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode))
+            abort(); /* a descriptor closed or replaced under the thread */
+        close(fd);
+        struct timespec period = { 0, 1000000 };
+        nanosleep(&period, NULL);
+    }
+    return NULL;
+}
+
+static void start_journal(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, journal, NULL) == 0)
+        pthread_detach(t);
+}
+
 /* Opens the main shared memory, creating it on first use (and keeping it:
    every later connection, in this run or the next, attaches to it). */
 static struct ds_conn *ds_connect(void)
 {
+    static pthread_once_t journal_once = PTHREAD_ONCE_INIT;
+    pthread_once(&journal_once, start_journal);
     int fd = shm_open(MAIN_SHM, O_RDWR | O_CREAT, 0600);
     if (fd < 0)
         return NULL;
