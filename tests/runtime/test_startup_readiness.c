@@ -1306,12 +1306,25 @@ l4_two_l3_with_subs_and_sim_chips_comes_up_and_closes_cleanly(void **state)
     assert_string_equal(worker_last_error(w), "");
 }
 
+/* The failure is reported at the speed of a startup, not of the 5 s
+   startup timeout: within 100 ms (scaled), or, on a machine busy enough
+   that the same tree's clean startup, measured just before in this run,
+   takes longer, within three times that startup (the bound judges what the
+   machine did, not the test's share of it). */
 static void one_failing_chip_in_the_tree_reports_within_100ms(void **state)
 {
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
     double t0 = rt_now_s();
+    assert_int_equal(mpfw_tree_spin_up(&t,
+                                       "L4{L3{sub*2,chip*4},L3{sub*2,chip*4}}",
+                                       &o),
+                     0);
+    double clean = rt_now_s() - t0;
+    assert_int_equal(mpfw_tree_close(t), 0);
+    double bound = rt_bound_s(0.1) > 3 * clean ? rt_bound_s(0.1) : 3 * clean;
 
+    t0 = rt_now_s();
     int rc = mpfw_tree_spin_up(&t,
                                "L4{L3{sub*2,chip*4},L3{sub*2,chip*3,chip:fail("
                                "chip on fire)}}",
@@ -1322,9 +1335,10 @@ static void one_failing_chip_in_the_tree_reports_within_100ms(void **state)
                     "child_worker level=3: chip worker 3 (pid");
     assert_contains(worker_last_error(mpfw_tree_root(t)),
                     "chip dev=3: chip on fire");
-    if (dt >= rt_bound_s(0.1))
-        fail_msg("init took %.1f ms to report the chip failure (bound %.0f ms)",
-                 dt * 1e3, rt_bound_s(0.1) * 1e3);
+    if (dt >= bound)
+        fail_msg("init took %.1f ms to report the chip failure (bound %.0f "
+                 "ms; the clean startup took %.1f ms)",
+                 dt * 1e3, bound * 1e3, clean * 1e3);
     assert_int_equal(mpfw_tree_close(t), 0);
 }
 
