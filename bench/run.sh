@@ -61,7 +61,8 @@ if ! command -v cmake >/dev/null || ! [ -e /usr/include/cmocka.h ]; then
   ci/bootstrap.sh
 fi
 targets=(--target bench_case_overhead bench_tree bench_dispatch
-         table_forms_plain table_forms_guarded two_process_plain two_process_guarded)
+         table_forms_plain table_forms_guarded two_process_plain two_process_guarded
+         datastore_plain datastore_guarded)
 cmake -S . -B "$rel" -DCMAKE_BUILD_TYPE=Release -DMPF_WERROR=ON >/dev/null
 cmake --build "$rel" -j"$(nproc)" "${targets[@]}" >/dev/null
 cmake -S . -B "$nof" -DCMAKE_BUILD_TYPE=Release -DMPF_WERROR=ON -DMPF_FAULT_POINTS=OFF >/dev/null
@@ -134,7 +135,7 @@ machine="$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | s
 echo "machine: $machine"
 python3 bench/report.py "$raw" "$out" "$machine"
 # The real-suite corpus, plain vs guarded (idle machine, after the rest).
-python3 bench/corpus_overhead.py "$B" "${corpus_rounds:-21}" table_forms two_process
+python3 bench/corpus_overhead.py "$B" "${corpus_rounds:-21}" table_forms two_process datastore
 if [ -n "${BENCH_IN_NS:-}" ] && [ "$left" != 0 ]; then
   echo "bench: $left shm names left behind in the private /dev/shm" >&2
   exit 1
