@@ -139,6 +139,40 @@ static void name_taken_over_by_another_object_is_left(void **state)
     must_survive(path);
 }
 
+/* The same, by an object of the case's own owner: the inode alone tells
+   it from the case's (the test above changes the owner as well as root,
+   so it cannot tell which comparison left the object). */
+static void name_taken_over_by_the_same_owner_is_left(void **state)
+{
+    (void)state;
+    const char *name = long_name(41);
+    char path[300];
+    snprintf(path, sizeof path, "/dev/shm/%s", name);
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(shm_unlink(name), 0);
+    assert_int_equal(create_unseen(path, NULL), 0);
+    must_survive(path);
+}
+
+/* The case's own object, given to another user (root only): the owner
+   alone tells it from what the case created, so it is left. */
+static void object_given_to_another_owner_is_left(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip(); /* only root can give an object away */
+    const char *name = long_name(42);
+    char path[300];
+    snprintf(path, sizeof path, "/dev/shm/%s", name);
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(fchown(fd, 65534, 65534), 0);
+    close(fd);
+    must_survive(path);
+}
+
 /* A 200-character name is named whole and removed. */
 static void long_name_leak_is_named_whole_and_removed(void **state)
 {
@@ -208,6 +242,8 @@ int main(void)
         mpf_unit_test(path_out_of_dev_shm_is_reported_not_removed, 5000),
         mpf_unit_test(symlink_in_a_case_directory_is_not_followed, 5000),
         mpf_unit_test(name_taken_over_by_another_object_is_left, 5000),
+        mpf_unit_test(name_taken_over_by_the_same_owner_is_left, 5000),
+        mpf_unit_test(object_given_to_another_owner_is_left, 5000),
         mpf_unit_test(long_name_leak_is_named_whole_and_removed, 5000),
         mpf_unit_test(long_name_removed_leaves_its_prefix_alone, 5000),
     };
