@@ -51,6 +51,59 @@ PKG_CONFIG_PATH=$prefix/lib/pkgconfig consumer pkg-config -G Ninja
 CC=clang CXX=clang++ consumer fetchcontent -G Ninja \
   -DFETCHCONTENT_SOURCE_DIR_MPFIXTURE="$PWD" -DFETCHCONTENT_FULLY_DISCONNECTED=ON
 
+# ctest -T memcheck of a project using the installed package: a clean
+# guarded case shows 0 defects (libmpfixture's memory held until exit is
+# suppressed by the module's mpfixture-memcheck.supp), and a case that
+# leaks still shows its leaks (the suppression hides nothing of the test's).
+start=$SECONDS
+mc=$work/memcheck
+mkdir -p "$mc"
+cat >"$mc/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.20)
+project(memcheck C)
+find_package(mpfixture 0.2 REQUIRED)
+include(CTest)
+include(MpfixtureTests)
+mpf_add_cmocka_test(test_clean SOURCES test_clean.c LABELS unit)
+mpf_add_cmocka_test(test_leaky SOURCES test_leaky.c LABELS unit)
+CMAKE
+cat >"$mc/test_clean.c" <<'C'
+#include <mpfixture/cmocka.h>
+static void adds_up(void **state) { (void)state; assert_int_equal(2, 1 + 1); }
+int main(void)
+{
+    const struct CMUnitTest tests[] = { mpf_unit_test(adds_up, 2000) };
+    return mpf_run_group_tests(tests, NULL, NULL);
+}
+C
+cat >"$mc/test_leaky.c" <<'C'
+#include <stdlib.h>
+#include <mpfixture/cmocka.h>
+static void loses_a_block(void **state)
+{
+    (void)state;
+    volatile char *p = malloc(64);
+    p[0] = 1;
+    p = NULL;
+}
+int main(void)
+{
+    const struct CMUnitTest tests[] = { mpf_unit_test(loses_a_block, 2000) };
+    return mpf_run_group_tests(tests, NULL, NULL);
+}
+C
+{ cmake -S "$mc" -B "$mc/build" -DCMAKE_PREFIX_PATH="$prefix" &&
+  cmake --build "$mc/build" &&
+  (cd "$mc/build" && ctest -T memcheck || true); } >"$mc.log" 2>&1
+clean=$(sed -n 's/.*MemCheck: #[0-9]*: test_clean.adds_up .*Defects: \([0-9]*\).*/\1/p' "$mc.log")
+leaky=$(sed -n 's/.*MemCheck: #[0-9]*: test_leaky.loses_a_block .*Defects: \([0-9]*\).*/\1/p' "$mc.log")
+if ! grep -q "test_clean.adds_up" "$mc.log" || [ "${clean:-0}" != 0 ] || [ "${leaky:-0}" -lt 1 ]; then
+  cat "$mc.log"
+  echo "consumer: memcheck: clean case ${clean:-0} defects (want 0), leaky case ${leaky:-0} (want >= 1)" >&2
+  exit 1
+fi
+echo "consumer: ctest -T memcheck: clean guarded case 0 defects, leaking case $leaky ($((SECONDS - start)) s)"
+
 # ---- The docs' recipes, verbatim, against this repository ----
 # The one place where this checkout stands in for "mpfixture's
 # repository": the placeholder <mpfixture's repository> of
