@@ -159,8 +159,8 @@ def check_refs():
 
 
 TREE_PATH = re.compile(
-    r"`\.?/?((?:ci|fixture|tests|docs|runtime|cmake|bench|coverage|fuzz|"
-    r"examples|\.ci)/[^`\s*<>…]*)`")
+    r"`(?:\./)?((?:\.ci|ci|fixture|tests|docs|runtime|cmake|bench|coverage|"
+    r"fuzz|examples)/[^`\s*<>…]*)`")
 
 
 def check_paths():
