@@ -5,6 +5,9 @@
 # into a temporary prefix (Make), pkg-config from the same install (Ninja),
 # FetchContent from this checkout with nothing downloaded (Ninja, clang).
 # Each ctest must list exactly the consumer's four tests, none of ours.
+# Then the docs' recipes verbatim (below): the FetchContent recipe and
+# example of docs/getting-started.md, the clone-and-install step of
+# docs/ci-recipes.md, and README.md's example built on that install.
 # Needs the build of ${BUILD_DIR:-build}; run by ci/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,3 +50,136 @@ consumer package -DCMAKE_PREFIX_PATH="$prefix"
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig consumer pkg-config -G Ninja
 CC=clang CXX=clang++ consumer fetchcontent -G Ninja \
   -DFETCHCONTENT_SOURCE_DIR_MPFIXTURE="$PWD" -DFETCHCONTENT_FULLY_DISCONNECTED=ON
+
+# ctest -T memcheck of a project using the installed package: a clean
+# guarded case shows 0 defects (libmpfixture's memory held until exit is
+# suppressed by the module's mpfixture-memcheck.supp), and a case that
+# leaks still shows its leaks (the suppression hides nothing of the test's).
+start=$SECONDS
+mc=$work/memcheck
+mkdir -p "$mc"
+cat >"$mc/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.20)
+project(memcheck C)
+find_package(mpfixture 0.2 REQUIRED)
+include(CTest)
+include(MpfixtureTests)
+mpf_add_cmocka_test(test_clean SOURCES test_clean.c LABELS unit)
+mpf_add_cmocka_test(test_leaky SOURCES test_leaky.c LABELS unit)
+CMAKE
+cat >"$mc/test_clean.c" <<'C'
+#include <mpfixture/cmocka.h>
+static void adds_up(void **state) { (void)state; assert_int_equal(2, 1 + 1); }
+int main(void)
+{
+    const struct CMUnitTest tests[] = { mpf_unit_test(adds_up, 2000) };
+    return mpf_run_group_tests(tests, NULL, NULL);
+}
+C
+cat >"$mc/test_leaky.c" <<'C'
+#include <stdlib.h>
+#include <mpfixture/cmocka.h>
+static void loses_a_block(void **state)
+{
+    (void)state;
+    volatile char *p = malloc(64);
+    p[0] = 1;
+    p = NULL;
+}
+int main(void)
+{
+    const struct CMUnitTest tests[] = { mpf_unit_test(loses_a_block, 2000) };
+    return mpf_run_group_tests(tests, NULL, NULL);
+}
+C
+{ cmake -S "$mc" -B "$mc/build" -DCMAKE_PREFIX_PATH="$prefix" &&
+  cmake --build "$mc/build" &&
+  (cd "$mc/build" && ctest -T memcheck || true); } >"$mc.log" 2>&1
+clean=$(sed -n 's/.*MemCheck: #[0-9]*: test_clean.adds_up .*Defects: \([0-9]*\).*/\1/p' "$mc.log")
+leaky=$(sed -n 's/.*MemCheck: #[0-9]*: test_leaky.loses_a_block .*Defects: \([0-9]*\).*/\1/p' "$mc.log")
+if ! grep -q "test_clean.adds_up" "$mc.log" || [ "${clean:-0}" != 0 ] || [ "${leaky:-0}" -lt 1 ]; then
+  cat "$mc.log"
+  echo "consumer: memcheck: clean case ${clean:-0} defects (want 0), leaky case ${leaky:-0} (want >= 1)" >&2
+  exit 1
+fi
+echo "consumer: ctest -T memcheck: clean guarded case 0 defects, leaking case $leaky ($((SECONDS - start)) s)"
+
+# ---- The docs' recipes, verbatim, against this repository ----
+# The one place where this checkout stands in for "mpfixture's
+# repository": the placeholder <mpfixture's repository> of
+# docs/getting-started.md and $MPFIXTURE_REPO of docs/ci-recipes.md both
+# become this URL. The recipes clone the ref they name (a branch or tag of
+# this repository; tests/docs checks it exists), not the work tree.
+MPFIXTURE_REPO=file://$PWD
+export MPFIXTURE_REPO
+docs=$PWD/docs
+# block <file> <n> <lang>: the n-th fenced block of that language, verbatim.
+block() {
+  awk -v want="$2" -v lang="$3" '
+    /^```/ { if (inside) { inside = 0; next } if ($0 == "```" lang) { n++; inside = (n == want); next } }
+    inside' "$1"
+}
+# expect_survivor <dir> <case>: the doc's example fails as the doc says.
+expect_survivor() {
+  if grep -q "FAILED \[survivor\]" "$1/out.log" && grep -q "$2" "$1/out.log"; then
+    return 0
+  fi
+  cat "$1/out.log"; return 1
+}
+
+# docs/getting-started.md: test_pool.c (its first C block), its
+# CMakeLists.txt with the FetchContent block (its first CMake block) in
+# place of find_package ("or FetchContent, as above"), then its "Build and
+# run" commands. The case fails on purpose: ctest must say so, by name.
+start=$SECONDS
+gs=$work/getting-started
+mkdir -p "$gs"
+block "$docs/getting-started.md" 1 c >"$gs/test_pool.c"
+fetch=$(block "$docs/getting-started.md" 1 cmake |
+        sed "s|<mpfixture's repository>|$MPFIXTURE_REPO|")
+block "$docs/getting-started.md" 2 cmake |
+  awk -v fetch="$fetch" '/^find_package\(mpfixture/ { print fetch; next } { print }' \
+  >"$gs/CMakeLists.txt"
+grep -q FetchContent_MakeAvailable "$gs/CMakeLists.txt" ||
+  { echo "consumer: getting-started: no FetchContent block found" >&2; exit 1; }
+run_block=$(block "$docs/getting-started.md" 2 sh)
+if (cd "$gs" && bash -c "$run_block") >"$gs/out.log" 2>&1; then
+  cat "$gs/out.log"; echo "consumer: getting-started: the example passed; the doc says it fails" >&2; exit 1
+fi
+expect_survivor "$gs" "test_pool.pool_starts_and_stops" ||
+  { echo "consumer: getting-started (FetchContent): not the documented failure" >&2; exit 1; }
+echo "consumer: docs/getting-started.md FetchContent recipe and example: fails as documented, [survivor] ($((SECONDS - start)) s)"
+
+# docs/ci-recipes.md: the GitHub job's "mpfixture" step (clone, configure,
+# install) run verbatim; its `sudo` installs under DESTDIR here, not into
+# the system. The GitLab job's lines are the same commands in
+# /tmp/mpfixture: checked equal after that one substitution.
+start=$SECONDS
+ci=$work/ci-recipes
+mkdir -p "$ci"
+gh_step=$(block "$docs/ci-recipes.md" 1 yaml |
+          awk '/- name: mpfixture/ { s = 1; next } s && /run: \|/ { r = 1; next }
+               r && /^ *env:/ { exit } r { sub(/^ +/, ""); print }')
+gl_step=$(block "$docs/ci-recipes.md" 3 yaml |
+          sed -n 's|^ *- \(git clone .*\)|\1|p; s|^ *- \(cmake .*/tmp/mpfixture.*\)|\1|p')
+if [ -z "$gh_step" ] || [ "$gh_step" != "$(sed 's|/tmp/mpfixture|mpfixture|g; s|^cmake --build|sudo cmake --build|' <<<"$gl_step")" ]; then
+  printf 'consumer: ci-recipes: the GitHub step\n%s\nand the GitLab lines\n%s\ndiffer\n' "$gh_step" "$gl_step" >&2
+  exit 1
+fi
+destdir=$ci/destdir
+(cd "$ci" && DESTDIR=$destdir bash -c "sudo() { \"\$@\"; }; set -e; $gh_step") >"$ci/out.log" 2>&1 ||
+  { cat "$ci/out.log"; echo "consumer: ci-recipes: the clone-and-install step failed" >&2; exit 1; }
+installed=$(dirname "$(dirname "$(find "$destdir" -path '*/include/mpfixture/mpfixture.h' | head -1)")")
+installed=$(dirname "$installed")
+# README.md: its C example and its CMake snippet, built against that
+# install with the README's own commands (ctest must find the case).
+rd=$work/readme
+mkdir -p "$rd"
+block README.md 1 c >"$rd/test_pool.c"
+block README.md 1 cmake >"$rd/CMakeLists.txt"
+if (cd "$rd" && CMAKE_PREFIX_PATH=$installed bash -c "$run_block") >"$rd/out.log" 2>&1; then
+  cat "$rd/out.log"; echo "consumer: README: the example passed; the README says it fails" >&2; exit 1
+fi
+expect_survivor "$rd" "test_pool.worker_pool_starts_and_stops" ||
+  { echo "consumer: README example against the ci-recipes install: not the documented failure" >&2; exit 1; }
+echo "consumer: docs/ci-recipes.md clone-and-install recipe, README.md example on it: fails as documented, [survivor] ($((SECONDS - start)) s)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The tests: install what is missing, build with warnings as errors, run
-# every ctest test except the soak label, then build and test
+# every ctest test except the soak label, then the same with clang (the
+# fast suites, in <build>-clang), then build and test
 # examples/consumer against this tree three ways (ci/consumer.sh), then
 # the static checks: cppcheck, clang-tidy and the format (ci/lint.sh),
 # then every suite but the fault sweep under ASan+UBSan in its own build
@@ -38,6 +39,13 @@ fi
 ci/build.sh
 build=${BUILD_DIR:-build}
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE soak
+# The same tree with clang, warnings as errors too, and its fast suites
+# (the fixture, runtime and security labels; not the fault sweep, soak,
+# stress or the realworld commands, which test the host more than the
+# compiler).
+BUILD_DIR="$build-clang" ci/build.sh -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+ctest --test-dir "$build-clang" --output-on-failure -j"$(nproc)" \
+  -L 'fixture|runtime|security|realworld_cmocka' -LE 'soak|fault_sweep|stress|realworld$'
 # The consumer's view: install, find_package, pkg-config, FetchContent.
 ci/consumer.sh
 # clang-tidy runs the clang analyzer's checks on every file already;

@@ -53,6 +53,7 @@ install(FILES
     ${PROJECT_BINARY_DIR}/mpfixtureConfigVersion.cmake
     ${PROJECT_SOURCE_DIR}/cmake/MpfixtureTests.cmake
     ${PROJECT_SOURCE_DIR}/cmake/MpfDiscover.cmake
+    ${PROJECT_SOURCE_DIR}/cmake/mpfixture-memcheck.supp
   DESTINATION ${MPF_CMAKE_DIR})
 
 # pkg-config: mpfixture (the guard, with cmocka), mpfixture-cmocka-dropin

@@ -26,8 +26,13 @@ ctest_status=0
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE soak || ctest_status=$?
 
 # geninfo of lcov 1.16 warns of its own redefined subroutines: not ours.
+# Its stderr goes to a file filtered afterwards, not through a process
+# substitution, whose grep would outlive this script.
+capture_status=0
 lcov --quiet "${lcov_rc[@]}" --capture --directory "$build" \
-  --output-file "$info" 2> >(grep -v '^Subroutine .* redefined' >&2)
+  --output-file "$info" 2>"$build/lcov-capture.stderr" || capture_status=$?
+grep -v '^Subroutine .* redefined' "$build/lcov-capture.stderr" >&2 || true
+[ "$capture_status" -eq 0 ] || exit "$capture_status"
 lcov --quiet "${lcov_rc[@]}" --extract "$info" "$PWD/fixture/*" "$PWD/runtime/*" \
   --output-file "$info"
 lcov --quiet "${lcov_rc[@]}" --remove "$info" '*/tests/*' --output-file "$info"
