@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_guard_blinded.c — a case that takes the guard's sight away fails
+ * (guard_blinded, naming what it lost), the guard sees again for the next
+ * case, and nothing outside the case is signalled.
+ *
+ * Each offence is a pair of cases: <offence> blinds the guard one way and
+ * commits the offence the blinding would hide; <offence>_next_case_passes
+ * right after it commits a survivor, a shm leak and an fd leak that it
+ * expects (mpf_expect): it passes only if the guard sees all three again.
+ * check_blinded.sh runs one pair (MPF_CASE=<offence>*) with an unrelated
+ * setsid process tree started before it (MPF_TEST_BYSTANDER: its pids),
+ * and checks the output, that the tree is alive after, and that nothing
+ * named MPF_TEST_MARK (the processes' comm, the shm names' prefix) is
+ * left.
+ *
+ * The guard's descriptors are found as a case would find them: by what
+ * /proc/self/fd says they are.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mpfixture.h"
+
+#define MAX_FOUND 8
+
+static const char *mark(void)
+{
+    const char *m = getenv("MPF_TEST_MARK");
+    return m && *m ? m : "mpf-blinded";
+}
+
+/* A child that names itself MPF_TEST_MARK and pauses until killed; its
+   parent returns once it has its name (a pipe, no sleep). */
+static pid_t marked_child(void)
+{
+    int ready[2];
+    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_NAME, mark());
+        (void)!write(ready[1], "x", 1);
+        for (;;)
+            pause();
+    }
+    char c;
+    close(ready[1]);
+    while (read(ready[0], &c, 1) < 0 && errno == EINTR)
+        ;
+    close(ready[0]);
+    return pid;
+}
+
+/* The descriptors of this process whose link is exactly `target`. */
+static int guard_fds(const char *target, int *out)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int n = 0, self = dirfd(d);
+    struct dirent *e;
+    while ((e = readdir(d)) && n < MAX_FOUND) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        int fd = atoi(e->d_name);
+        char link[64], now[256];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t len = readlink(link, now, sizeof now - 1);
+        if (fd == self || len <= 0)
+            continue;
+        now[len] = '\0';
+        if (strcmp(now, target) == 0)
+            out[n++] = fd;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Put `fd` over every descriptor of the guard's that links to `target`
+   (at least one must exist), and close fd. */
+static void cover(const char *target, int fd)
+{
+    int found[MAX_FOUND];
+    int n = guard_fds(target, found);
+    assert_true(fd >= 0);
+    assert_true(n > 0);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(dup2(fd, found[i]), found[i]);
+    close(fd);
+}
+
+static void proc_target(char *out, size_t size, const char *leaf)
+{
+    int pid = (int)getpid();
+    if (!*leaf)
+        snprintf(out, size, "/proc/%d", pid);
+    else if (strcmp(leaf, "children") == 0)
+        snprintf(out, size, "/proc/%d/task/%d/children", pid, pid);
+    else
+        snprintf(out, size, "/proc/%d/%s", pid, leaf);
+}
+
+static void cover_proc(const char *leaf, int fd)
+{
+    char target[96];
+    proc_target(target, sizeof target, leaf);
+    cover(target, fd);
+}
+
+/* A directory of link count 3 (one subdirectory): read as a task
+   directory, it says "one thread". */
+static int fake_task_dir(char *path, size_t size)
+{
+    snprintf(path, size, "/tmp/mpf-blinded-XXXXXX");
+    assert_non_null(mkdtemp(path));
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/%d", path, (int)getpid());
+    assert_int_equal(mkdir(sub, 0700), 0);
+    return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static void shm_leak(void)
+{
+    char name[64];
+    snprintf(name, sizeof name, "/%s-shm", mark());
+    int fd = shm_open(name, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+/* ---- the offences ---- */
+
+/* What daemonizing code does: every descriptor above 2 closed. */
+static void close_range_and_a_survivor(void **state)
+{
+    (void)state;
+    assert_int_equal(syscall(SYS_close_range, 3u, ~0u, 0u), 0);
+    marked_child();
+}
+
+static void dup2_over_children_and_a_survivor(void **state)
+{
+    (void)state;
+    cover_proc("children", open("/dev/null", O_RDONLY | O_CLOEXEC));
+    marked_child();
+}
+
+static void dup2_over_shm_dir_and_a_shm_leak(void **state)
+{
+    (void)state;
+    cover("/dev/shm", open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    shm_leak();
+}
+
+static void dup2_over_fd_dir_and_an_fd_leak(void **state)
+{
+    (void)state;
+    cover_proc("fd", open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    assert_true(open("/dev/null", O_RDONLY | O_CLOEXEC) >= 0);
+}
+
+static int thread_ready[2];
+
+static void *thread_with_a_child(void *arg)
+{
+    (void)arg;
+    marked_child();
+    (void)!write(thread_ready[1], "x", 1);
+    for (;;)
+        pause(); /* the child stays this thread's until the case ends */
+    return NULL;
+}
+
+static void dup2_over_task_dir_and_a_thread_s_child(void **state)
+{
+    (void)state;
+    char dir[64];
+    cover_proc("task", fake_task_dir(dir, sizeof dir));
+    assert_int_equal(pipe2(thread_ready, O_CLOEXEC), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, thread_with_a_child, NULL), 0);
+    pthread_detach(t);
+    char c;
+    while (read(thread_ready[0], &c, 1) < 0 && errno == EINTR)
+        ;
+    close(thread_ready[0]);
+    close(thread_ready[1]);
+}
+
+/* An eventfd is the same anonymous inode as an inotify descriptor. */
+static void dup2_over_inotify_and_a_shm_leak(void **state)
+{
+    (void)state;
+    cover("anon_inode:inotify", eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    shm_leak();
+}
+
+/* The guard's /proc descriptors closed and their numbers reopened on
+   files that name an unrelated process tree as the case's children. */
+static void steered_descriptors_name_an_unrelated_tree(void **state)
+{
+    (void)state;
+    const char *bystander = getenv("MPF_TEST_BYSTANDER");
+    assert_non_null(bystander);
+    char root[64], path[160];
+    int task = fake_task_dir(root, sizeof root);
+    snprintf(path, sizeof path, "%s/%d/children", root, (int)getpid());
+    int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    assert_true(write(fd, bystander, strlen(bystander)) > 0);
+    assert_int_equal(write(fd, " \n", 2), 2);
+    close(fd);
+    cover_proc("task", task);
+    cover_proc("children", open(path, O_RDONLY | O_CLOEXEC));
+    /* /proc/<pid> itself: a directory whose task/<pid>/children is the
+       same file. */
+    char top[64];
+    snprintf(top, sizeof top, "/tmp/mpf-blinded-top-XXXXXX");
+    assert_non_null(mkdtemp(top));
+    snprintf(path, sizeof path, "%s/task", top);
+    assert_int_equal(symlink(root, path), 0);
+    cover_proc("", open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+}
+
+static void nofile_limit_of_3_and_a_survivor(void **state)
+{
+    (void)state;
+    marked_child();
+    struct rlimit rl;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    /* The soft limit: a hard limit lowered is for good without
+       CAP_SYS_RESOURCE (then every later case fails, blinded). */
+    rl.rlim_cur = 3;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
+static void subreaper_cleared_and_a_double_fork(void **state)
+{
+    (void)state;
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+    int ready[2];
+    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+    pid_t mid = fork();
+    assert_true(mid >= 0);
+    if (mid == 0) {
+        /* Its child: ready once named, then the orphan of this one. */
+        if (fork() == 0) {
+            prctl(PR_SET_NAME, mark());
+            (void)!write(ready[1], "x", 1);
+            for (;;)
+                pause();
+        }
+        _exit(0);
+    }
+    close(ready[1]);
+    assert_int_equal(waitpid(mid, NULL, 0), mid);
+    char c;
+    while (read(ready[0], &c, 1) < 0 && errno == EINTR)
+        ;
+    close(ready[0]);
+}
+
+/* ---- the case after each: the guard sees every kind again ---- */
+
+static void next_case_passes(void **state)
+{
+    (void)state;
+    marked_child();
+    mpf_expect(MPF_SURVIVOR, NULL);
+    shm_leak();
+    mpf_expect(MPF_SHM_LEAK, mark());
+    assert_true(open("/dev/null", O_RDONLY | O_CLOEXEC) >= 0);
+    mpf_expect(MPF_FD_LEAK, "/dev/null");
+}
+
+/* One "next case" per offence, named after it (MPF_CASE=<offence>*
+   selects the pair). */
+#define NEXT(offence)                                    \
+    static void offence##_next_case_passes(void **state) \
+    {                                                    \
+        next_case_passes(state);                         \
+    }
+NEXT(close_range_and_a_survivor)
+NEXT(dup2_over_children_and_a_survivor)
+NEXT(dup2_over_shm_dir_and_a_shm_leak)
+NEXT(dup2_over_fd_dir_and_an_fd_leak)
+NEXT(dup2_over_task_dir_and_a_thread_s_child)
+NEXT(dup2_over_inotify_and_a_shm_leak)
+NEXT(steered_descriptors_name_an_unrelated_tree)
+NEXT(nofile_limit_of_3_and_a_survivor)
+NEXT(subreaper_cleared_and_a_double_fork)
+
+#define PAIR(offence)              \
+    mpf_unit_test(offence, 10000), \
+        mpf_unit_test(offence##_next_case_passes, 10000)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        PAIR(close_range_and_a_survivor),
+        PAIR(dup2_over_children_and_a_survivor),
+        PAIR(dup2_over_shm_dir_and_a_shm_leak),
+        PAIR(dup2_over_fd_dir_and_an_fd_leak),
+        PAIR(dup2_over_task_dir_and_a_thread_s_child),
+        PAIR(dup2_over_inotify_and_a_shm_leak),
+        PAIR(steered_descriptors_name_an_unrelated_tree),
+        PAIR(nofile_limit_of_3_and_a_survivor),
+        PAIR(subreaper_cleared_and_a_double_fork),
+    };
+    return mpf_run_group_tests(tests, NULL, NULL);
+}
