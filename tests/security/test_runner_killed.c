@@ -4,6 +4,8 @@
  *
  *   test_runner_killed runner N SUBJECT     SIGKILL of the runner, N times
  *   test_runner_killed binary N SUBJECT     SIGKILL of the test binary
+ *   test_runner_killed reclaim SUBJECT MPF_RUN   mpf-run --reclaim after
+ *                                           SIGKILL of the whole group
  *
  * Each round runs SUBJECT (runner_killed_subject) with MPF_AUDIT set, waits
  * until its first case says it has made its shm objects and its child (a
@@ -86,17 +88,25 @@ static bool audit_line(const char *text, const char *case_name, char *out,
     return found == 1;
 }
 
-static void one_round(int round, bool kill_binary, const char *subject,
-                      const char *audit)
+/* A subject started in a process group of its own, up to its first
+   case's readiness line; false on failure. */
+struct started {
+    pid_t bin;
+    int runner, child;
+    char name[2][64];
+};
+
+static bool start_subject(const char *subject, const char *audit,
+                          struct started *s)
 {
-    unlink(audit);
     int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        fail(round, "pipe");
-        return;
-    }
-    pid_t bin = fork();
-    if (bin == 0) {
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return false;
+    s->bin = fork();
+    if (s->bin < 0)
+        return false;
+    if (s->bin == 0) {
+        setpgid(0, 0);
         if (dup2(p[1], READY_FD) < 0)
             _exit(126);
         setenv("MPF_TEST_READY_FD", "9", 1);
@@ -107,19 +117,30 @@ static void one_round(int round, bool kill_binary, const char *subject,
     close(p[1]);
     char line[256] = "";
     FILE *r = fdopen(p[0], "r");
-    int runner = 0, child = 0;
-    char name[2][64];
-    if (!r || !fgets(line, sizeof line, r) ||
-        sscanf(line, "%d %d %63s %63s", &runner, &child, name[0], name[1]) !=
-            4) {
+    bool ok = r && fgets(line, sizeof line, r) &&
+              sscanf(line, "%d %d %63s %63s", &s->runner, &s->child, s->name[0],
+                     s->name[1]) == 4;
+    if (r)
+        fclose(r);
+    return ok;
+}
+
+static void one_round(int round, bool kill_binary, const char *subject,
+                      const char *audit)
+{
+    unlink(audit);
+    struct started st;
+    if (!start_subject(subject, audit, &st)) {
         fail(round, "the case never said it was ready");
-        kill(bin, SIGKILL);
-        waitpid(bin, NULL, 0);
-        if (r)
-            fclose(r);
+        if (st.bin > 0) {
+            kill(st.bin, SIGKILL);
+            waitpid(st.bin, NULL, 0);
+        }
         return;
     }
-    fclose(r);
+    pid_t bin = st.bin;
+    int runner = st.runner, child = st.child;
+    char(*name)[64] = st.name;
     /* Both are alive and unreaped (blocked in pause()): their pids are
        theirs while the pidfds are opened. */
     int runner_fd = pidfd_open(runner), child_fd = pidfd_open(child);
@@ -198,13 +219,103 @@ static void one_round(int round, bool kill_binary, const char *subject,
         fail(round, "the next case has no passing audit line");
 }
 
+static bool shm_exists(const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/dev/shm/%s", name);
+    return access(path, F_OK) == 0;
+}
+
+/*
+ * A run killed beyond any help (SIGKILL of its whole process group, as
+ * ctest's TIMEOUT does): its objects stay until `mpf-run --reclaim`, which
+ * removes them and writes the case's audit line, and removes nothing of a
+ * live run nor an object that only looks like the dead run's.
+ */
+static int reclaim_check(const char *subject, const char *mpf_run)
+{
+    char audit_dead[64], audit_live[64], similar[96];
+    snprintf(audit_dead, sizeof audit_dead, "reclaim_dead_%d.jsonl",
+             (int)getpid());
+    snprintf(audit_live, sizeof audit_live, "reclaim_live_%d.jsonl",
+             (int)getpid());
+    unlink(audit_dead);
+    struct started dead, live;
+    if (!start_subject(subject, audit_dead, &dead) ||
+        !start_subject(subject, audit_live, &live)) {
+        fail(0, "a subject never said it was ready");
+        return 1;
+    }
+    /* An object named like the dead run's that no run made. */
+    snprintf(similar, sizeof similar, "/dev/shm/%s-similar", dead.name[0]);
+    int fd = open(similar, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    kill(-dead.bin, SIGKILL); /* the whole group: nobody left to clean */
+    while (waitpid(dead.bin, NULL, 0) < 0 && errno == EINTR)
+        ;
+    /* What landed here ends: the runner, its watchdog, the case's child. */
+    int child_fd = pidfd_open(dead.child);
+    if (child_fd >= 0 && !ends(child_fd))
+        fail(0, "the dead run's child is still alive");
+    if (!shm_exists(dead.name[0]) || !shm_exists(dead.name[1]))
+        fail(0, "the dead run's objects are gone before the reclaim: "
+                "the test proves nothing");
+    pid_t rp = fork();
+    if (rp == 0) {
+        execl(mpf_run, mpf_run, "--reclaim", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(rp, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail(0, "mpf-run --reclaim failed");
+    for (int i = 0; i < 2; i++) {
+        if (shm_exists(dead.name[i]))
+            fail(0, "an object of the dead run is left after the reclaim");
+        if (!shm_exists(live.name[i]))
+            fail(0, "the reclaim removed an object of a live run");
+    }
+    if (access(similar, F_OK) != 0)
+        fail(0, "the reclaim removed an object that only looks like one");
+    unlink(similar);
+    const char *text = read_all(audit_dead);
+    char l[4096];
+    if (!text ||
+        !audit_line(text, "case_makes_objects_and_a_child_then_waits", l,
+                    sizeof l) ||
+        !strstr(l, "\"test\":\"error\"") || !strstr(l, "--reclaim") ||
+        !strstr(l, "\"shm_leaks\":2"))
+        fail(0, "the dead run's case has no audit line from the reclaim");
+    /* The live run ends as any killed runner does. */
+    int live_fd = pidfd_open(live.runner);
+    syscall(SYS_pidfd_send_signal, live_fd, SIGKILL, NULL, 0);
+    while (waitpid(live.bin, &status, 0) < 0 && errno == EINTR)
+        ;
+    for (int i = 0; i < 2; i++)
+        if (shm_exists(live.name[i]))
+            fail(0, "the live run's objects are left after its end");
+    while (wait(NULL) > 0 || errno == EINTR)
+        ;
+    unlink(audit_dead);
+    unlink(audit_live);
+    printf("reclaim: %d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 4 || (strcmp(argv[1], "runner") && strcmp(argv[1], "binary")))
-        return fprintf(stderr, "usage: %s runner|binary N SUBJECT\n", argv[0]),
-               2;
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
         return perror("PR_SET_CHILD_SUBREAPER"), 2;
+    if (argc == 4 && strcmp(argv[1], "reclaim") == 0)
+        return reclaim_check(argv[2], argv[3]);
+    if (argc != 4 || (strcmp(argv[1], "runner") && strcmp(argv[1], "binary")))
+        return fprintf(stderr,
+                       "usage: %s runner|binary N SUBJECT\n"
+                       "       %s reclaim SUBJECT MPF_RUN\n",
+                       argv[0], argv[0]),
+               2;
     int rounds = atoi(argv[2]);
     char audit[64];
     snprintf(audit, sizeof audit, "runner_killed_%d.jsonl", (int)getpid());
