@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runner_killed_subject.c — a guarded suite whose first case is killed
+ * from outside (test_runner_killed.c drives it): the case creates two shm
+ * objects and a child, says so on the descriptor MPF_TEST_READY_FD names
+ * ("<runner> <child> <name> <name>\n"), then waits to be killed. The
+ * second case passes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "mpfixture.h"
+
+static void case_makes_objects_and_a_child_then_waits(void **state)
+{
+    (void)state;
+    const char *fdtext = getenv("MPF_TEST_READY_FD");
+    assert_non_null(fdtext);
+    char names[2][64];
+    for (int i = 0; i < 2; i++) {
+        snprintf(names[i], sizeof names[i], "/mpf-killed-%d-%d", (int)getpid(),
+                 i);
+        int fd = shm_open(names[i], O_CREAT | O_EXCL | O_RDWR, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0)
+        for (;;)
+            pause();
+    char line[256];
+    int len = snprintf(line, sizeof line, "%d %d %s %s\n", (int)getpid(),
+                       (int)child, names[0] + 1, names[1] + 1);
+    assert_int_equal(write(atoi(fdtext), line, (size_t)len), len);
+    for (;;)
+        pause();
+}
+
+static void case_after_passes(void **state)
+{
+    (void)state;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        mpf_unit_test(case_makes_objects_and_a_child_then_waits, 60000),
+        mpf_unit_test(case_after_passes, 2000),
+    };
+    return mpf_run_group_tests(tests, NULL, NULL);
+}

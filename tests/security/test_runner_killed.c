@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_runner_killed — a case runner killed from outside loses nothing.
+ *
+ *   test_runner_killed runner N SUBJECT     SIGKILL of the runner, N times
+ *   test_runner_killed binary N SUBJECT     SIGKILL of the test binary
+ *   test_runner_killed reclaim SUBJECT MPF_RUN   mpf-run --reclaim after
+ *                                           SIGKILL of the whole group
+ *
+ * Each round runs SUBJECT (runner_killed_subject) with MPF_AUDIT set, waits
+ * until its first case says it has made its shm objects and its child (a
+ * pipe: no sleep), then SIGKILLs the runner (or the whole test binary, the
+ * supervisor) through a pidfd. Then, for "runner": the binary exits 1; both
+ * cases have an audit line, the killed one with test "error" and a message
+ * naming signal 9; the objects are gone. For both: the runner, the case's
+ * child and every other process of the tree are gone (pidfds polled, and
+ * what landed on this process, a child subreaper, ends) — checked with
+ * a bounded wait on the pidfds, never a sleep.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define READY_FD 9
+#define DEATH_BOUND_MS 20000 /* a failure bound, not a pace */
+
+static int failures;
+
+static void fail(int round, const char *what)
+{
+    fprintf(stderr, "round %d: %s\n", round, what);
+    failures++;
+}
+
+static int pidfd_open(pid_t pid)
+{
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* The process of pidfd ends within the bound. */
+static bool ends(int pidfd)
+{
+    struct pollfd p = { pidfd, POLLIN, 0 };
+    int rc;
+    while ((rc = poll(&p, 1, DEATH_BOUND_MS)) < 0 && errno == EINTR)
+        ;
+    return rc == 1;
+}
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    static char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The line of `case_name` in the audit text, copied into out. */
+static bool audit_line(const char *text, const char *case_name, char *out,
+                       size_t size)
+{
+    char key[160];
+    snprintf(key, sizeof key, "\"case\":\"%s\"", case_name);
+    int found = 0;
+    for (const char *l = text; l && *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t len = nl ? (size_t)(nl - l) : strlen(l);
+        if (memmem(l, len, key, strlen(key))) {
+            snprintf(out, size, "%.*s", (int)len, l);
+            found++;
+        }
+        l = nl ? nl + 1 : NULL;
+    }
+    return found == 1;
+}
+
+/* A subject started in a process group of its own, up to its first
+   case's readiness line; false on failure. */
+struct started {
+    pid_t bin;
+    int runner, child;
+    char name[2][64];
+};
+
+static bool start_subject(const char *subject, const char *audit,
+                          struct started *s)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return false;
+    s->bin = fork();
+    if (s->bin < 0)
+        return false;
+    if (s->bin == 0) {
+        setpgid(0, 0);
+        if (dup2(p[1], READY_FD) < 0)
+            _exit(126);
+        setenv("MPF_TEST_READY_FD", "9", 1);
+        setenv("MPF_AUDIT", audit, 1);
+        execl(subject, subject, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    char line[256] = "";
+    FILE *r = fdopen(p[0], "r");
+    bool ok = r && fgets(line, sizeof line, r) &&
+              sscanf(line, "%d %d %63s %63s", &s->runner, &s->child, s->name[0],
+                     s->name[1]) == 4;
+    if (r)
+        fclose(r);
+    return ok;
+}
+
+static void one_round(int round, bool kill_binary, const char *subject,
+                      const char *audit)
+{
+    unlink(audit);
+    struct started st;
+    if (!start_subject(subject, audit, &st)) {
+        fail(round, "the case never said it was ready");
+        if (st.bin > 0) {
+            kill(st.bin, SIGKILL);
+            waitpid(st.bin, NULL, 0);
+        }
+        return;
+    }
+    pid_t bin = st.bin;
+    int runner = st.runner, child = st.child;
+    char(*name)[64] = st.name;
+    /* Both are alive and unreaped (blocked in pause()): their pids are
+       theirs while the pidfds are opened. */
+    int runner_fd = pidfd_open(runner), child_fd = pidfd_open(child);
+    int bin_fd = pidfd_open(bin);
+    if (runner_fd < 0 || child_fd < 0 || bin_fd < 0) {
+        fail(round, "pidfd_open");
+        return;
+    }
+    char path[2][160];
+    for (int i = 0; i < 2; i++) {
+        snprintf(path[i], sizeof path[i], "/dev/shm/%s", name[i]);
+        if (access(path[i], F_OK) != 0)
+            fail(round, "an object the case said it made is missing");
+    }
+    syscall(SYS_pidfd_send_signal, kill_binary ? bin_fd : runner_fd, SIGKILL,
+            NULL, 0);
+    int status = 0;
+    while (waitpid(bin, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!ends(runner_fd))
+        fail(round, "the runner is still alive");
+    if (kill_binary) {
+        /* The case's own processes are re-parented to the next subreaper
+           up (here, this process; ctest's tree kill or mpf-run above a
+           real run): end it, then everything else that landed here must
+           end by itself (the watchdog dies with its runner); alarm() is
+           the failure bound. */
+        syscall(SYS_pidfd_send_signal, child_fd, SIGKILL, NULL, 0);
+        alarm(60);
+        while (wait(NULL) > 0 || errno == EINTR)
+            ;
+        alarm(0);
+    } else {
+        if (!ends(child_fd))
+            fail(round, "the case's child is still alive");
+        /* The supervisor reaped the whole tree: nothing landed here (a
+           child subreaper), alive or dead. */
+        pid_t left;
+        while ((left = waitpid(-1, NULL, WNOHANG)) > 0) {
+            char m[64];
+            snprintf(m, sizeof m, "process %d of the tree was left", (int)left);
+            fail(round, m);
+        }
+        if (left == 0)
+            fail(round, "a process of the tree is still running");
+    }
+    close(runner_fd);
+    close(child_fd);
+    close(bin_fd);
+    if (kill_binary) {
+        for (int i = 0; i < 2; i++)
+            unlink(path[i]);
+        return;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 1)
+        fail(round, "the binary did not exit 1");
+    for (int i = 0; i < 2; i++)
+        if (access(path[i], F_OK) == 0) {
+            fail(round, "an object of the killed case is left");
+            unlink(path[i]);
+        }
+    const char *text = read_all(audit);
+    char l[4096];
+    if (!text || !audit_line(text, "case_makes_objects_and_a_child_then_waits",
+                             l, sizeof l)) {
+        fail(round, "the killed case has no audit line (or two)");
+    } else if (!strstr(l, "\"verdict\":\"fail\"") ||
+               !strstr(l, "\"test\":\"error\"") ||
+               !strstr(l, "runner killed by signal 9") ||
+               !strstr(l, "\"shm_leaks\":2") || !strstr(l, "\"survivors\":1")) {
+        fprintf(stderr, "%s\n", l);
+        fail(round, "the killed case's audit line does not say it all");
+    }
+    if (!text || !audit_line(text, "case_after_passes", l, sizeof l) ||
+        !strstr(l, "\"verdict\":\"pass\""))
+        fail(round, "the next case has no passing audit line");
+}
+
+static bool shm_exists(const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/dev/shm/%s", name);
+    return access(path, F_OK) == 0;
+}
+
+/*
+ * A run killed beyond any help (SIGKILL of its whole process group, as
+ * ctest's TIMEOUT does): its objects stay until `mpf-run --reclaim`, which
+ * removes them and writes the case's audit line, and removes nothing of a
+ * live run nor an object that only looks like the dead run's.
+ */
+static int reclaim_check(const char *subject, const char *mpf_run)
+{
+    char audit_dead[64], audit_live[64], similar[96];
+    snprintf(audit_dead, sizeof audit_dead, "reclaim_dead_%d.jsonl",
+             (int)getpid());
+    snprintf(audit_live, sizeof audit_live, "reclaim_live_%d.jsonl",
+             (int)getpid());
+    unlink(audit_dead);
+    struct started dead, live;
+    if (!start_subject(subject, audit_dead, &dead) ||
+        !start_subject(subject, audit_live, &live)) {
+        fail(0, "a subject never said it was ready");
+        return 1;
+    }
+    /* An object named like the dead run's that no run made. */
+    snprintf(similar, sizeof similar, "/dev/shm/%s-similar", dead.name[0]);
+    int fd = open(similar, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    kill(-dead.bin, SIGKILL); /* the whole group: nobody left to clean */
+    while (waitpid(dead.bin, NULL, 0) < 0 && errno == EINTR)
+        ;
+    /* What landed here ends: the runner, its watchdog, the case's child. */
+    int child_fd = pidfd_open(dead.child);
+    if (child_fd >= 0 && !ends(child_fd))
+        fail(0, "the dead run's child is still alive");
+    if (!shm_exists(dead.name[0]) || !shm_exists(dead.name[1]))
+        fail(0, "the dead run's objects are gone before the reclaim: "
+                "the test proves nothing");
+    pid_t rp = fork();
+    if (rp == 0) {
+        execl(mpf_run, mpf_run, "--reclaim", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(rp, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail(0, "mpf-run --reclaim failed");
+    for (int i = 0; i < 2; i++) {
+        if (shm_exists(dead.name[i]))
+            fail(0, "an object of the dead run is left after the reclaim");
+        if (!shm_exists(live.name[i]))
+            fail(0, "the reclaim removed an object of a live run");
+    }
+    if (access(similar, F_OK) != 0)
+        fail(0, "the reclaim removed an object that only looks like one");
+    unlink(similar);
+    const char *text = read_all(audit_dead);
+    char l[4096];
+    if (!text ||
+        !audit_line(text, "case_makes_objects_and_a_child_then_waits", l,
+                    sizeof l) ||
+        !strstr(l, "\"test\":\"error\"") || !strstr(l, "--reclaim") ||
+        !strstr(l, "\"shm_leaks\":2"))
+        fail(0, "the dead run's case has no audit line from the reclaim");
+    /* The live run ends as any killed runner does. */
+    int live_fd = pidfd_open(live.runner);
+    syscall(SYS_pidfd_send_signal, live_fd, SIGKILL, NULL, 0);
+    while (waitpid(live.bin, &status, 0) < 0 && errno == EINTR)
+        ;
+    for (int i = 0; i < 2; i++)
+        if (shm_exists(live.name[i]))
+            fail(0, "the live run's objects are left after its end");
+    while (wait(NULL) > 0 || errno == EINTR)
+        ;
+    unlink(audit_dead);
+    unlink(audit_live);
+    printf("reclaim: %d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        return perror("PR_SET_CHILD_SUBREAPER"), 2;
+    if (argc == 4 && strcmp(argv[1], "reclaim") == 0)
+        return reclaim_check(argv[2], argv[3]);
+    if (argc != 4 || (strcmp(argv[1], "runner") && strcmp(argv[1], "binary")))
+        return fprintf(stderr,
+                       "usage: %s runner|binary N SUBJECT\n"
+                       "       %s reclaim SUBJECT MPF_RUN\n",
+                       argv[0], argv[0]),
+               2;
+    int rounds = atoi(argv[2]);
+    char audit[64];
+    snprintf(audit, sizeof audit, "runner_killed_%d.jsonl", (int)getpid());
+    for (int i = 1; i <= rounds; i++)
+        one_round(i, strcmp(argv[1], "binary") == 0, argv[3], audit);
+    unlink(audit);
+    printf("%s killed in %d rounds: %d failure(s)\n", argv[1], rounds,
+           failures);
+    return failures ? 1 : 0;
+}
