@@ -437,8 +437,10 @@ void worker__devmem_free_all(worker *w);
 /* Run one startup epoch (fork groups + barriers); on failure roll back.
    The caller owns the lifecycle state. */
 int worker__start(worker *w);
-/* Two-phase shutdown of every child, then the journal. 0 or -ETIMEDOUT. */
-int worker__teardown(worker *w);
+/* Two-phase shutdown of every child, then the journal. 0 or -ETIMEDOUT.
+   by_ns: the deadline of the whole teardown if earlier than the close
+   budget (a nested worker: its parent's graceful deadline), 0 none. */
+int worker__teardown(worker *w, int64_t by_ns);
 /* True while children are alive or the journal holds entries. */
 bool worker__has_live_resources(const worker *w);
 

@@ -401,7 +401,7 @@ static int close_locked(worker *w, bool force)
 
     pthread_mutex_lock(&w->lock);
     if (worker__has_live_resources(w)) {
-        rc = worker__teardown(w);
+        rc = worker__teardown(w, 0);
         /* Not last_error: other threads (a failed control) may write it. */
         if (!rc)
             snprintf(msg, sizeof(msg), "%s", w->close_note);

@@ -41,7 +41,7 @@ static void poison(worker *w, struct worker__child *c, const char *fmt, ...)
     vsnprintf(c->poison, sizeof(c->poison), fmt, ap);
     va_end(ap);
     if (!c->dead && c->mb)
-        worker__mb_send_shutdown(c->mb);
+        worker__mb_send_shutdown(c->mb, 0); /* close() bounds it */
 }
 
 static void ctl_finish(struct worker__child *c, int rc, uint64_t result,

@@ -453,7 +453,7 @@ static void rollback(worker *w)
        sticky word makes such a child leave its serve loop at once. */
     for (size_t i = 0; i < n; i++)
         if (!set[i]->reaped) {
-            worker__mb_send_shutdown(set[i]->mb);
+            worker__mb_send_shutdown(set[i]->mb, graceful_deadline);
             set[i]->shutdown_sent = true;
         }
     (void)WORKER__FAULT(WORKER__FP_ROLLBACK_AFTER_SHUTDOWN, msg, sizeof(msg));
@@ -569,7 +569,22 @@ fail:
 
 /* ---- close ---- */
 
-int worker__teardown(worker *w)
+/* The close budget from now, ended by by_ns if that is earlier (0: no
+   cap): the reap deadline in *deadline, the graceful one returned. The
+   kill reserve stays that of the worker's own budget, so a capped
+   teardown escalates earlier rather than reaping in less time. */
+static int64_t close_deadlines(const worker *w, int64_t by_ns,
+                               int64_t *deadline)
+{
+    int64_t d = worker__now_ns() + worker__s_to_ns(w->opt.close_timeout_s);
+
+    if (by_ns > 0 && by_ns < d)
+        d = by_ns;
+    *deadline = d;
+    return d - kill_reserve(w->opt.close_timeout_s);
+}
+
+int worker__teardown(worker *w, int64_t by_ns)
 {
     struct worker__child *set[MAX_WAIT];
     size_t n = 0, n_children_set;
@@ -580,19 +595,22 @@ int worker__teardown(worker *w)
     w->close_note[0] = '\0';
     (void)WORKER__FAULT(WORKER__FP_CLOSE_BEGIN, msg, sizeof(msg));
     /* Phase 1: broadcast SHUTDOWN to every group at once, so one stuck
-       child cannot eat the others' grace (simpler #1398). */
+       child cannot eat the others' grace (simpler #1398). Each SHUTDOWN
+       carries the graceful deadline as of now: the one of phase 2 below
+       can only be later, so a next-level child that ends its own teardown
+       by it has left before we escalate. */
+    graceful_deadline = close_deadlines(w, by_ns, &deadline);
     for (size_t i = 0; i < w->n_children; i++) {
         struct worker__child *c = &w->children[i];
         if (c->cstate == WORKER__C_EMPTY || c->reaped)
             continue;
-        worker__mb_send_shutdown(c->mb);
+        worker__mb_send_shutdown(c->mb, graceful_deadline);
         c->shutdown_sent = true;
         set[n++] = c;
     }
     (void)WORKER__FAULT(WORKER__FP_CLOSE_AFTER_BROADCAST, msg, sizeof(msg));
     /* Phase 2: the reap deadline starts after the broadcast. */
-    deadline = worker__now_ns() + worker__s_to_ns(w->opt.close_timeout_s);
-    graceful_deadline = deadline - kill_reserve(w->opt.close_timeout_s);
+    graceful_deadline = close_deadlines(w, by_ns, &deadline);
     n_children_set = n;
     worker__wait_reap(w, set, n, graceful_deadline);
 
