@@ -267,17 +267,14 @@ struct worker__child {
     char poison[WORKER_ERROR_MAX]; /* why, with the kind prefix */
 };
 
-/* ---- journal ---- */
-
-enum worker__jkind { WORKER__J_CHILD = 1, WORKER__J_SHM = 2 };
-
-struct worker__jentry {
-    enum worker__jkind kind;
-    struct worker__child c; /* CHILD: the survivor, with pidfd and mailbox;
-                                   SHM: only c.shm_name is used */
-};
-
-#define WORKER__JOURNAL_MAX (2 * WORKER_MAX_CHILDREN)
+/* ---- journal ----
+ *
+ * A child that could not be reaped in a rollback or close stays in its
+ * record (pid, pidfd, mailbox, names) and the journal holds a pointer to
+ * it: children are forked by one start per worker, so a record is never
+ * reused, and it lives until worker_free(). At most one entry per child.
+ */
+#define WORKER__JOURNAL_MAX WORKER_MAX_CHILDREN
 
 /* ---- the worker ----
  *
@@ -334,14 +331,16 @@ struct worker {
     int doorbell_fd;          /* eventfd children ring, -1 */
     sigset_t child_sig_reset; /* see worker__child_signals_to_reset */
 
-    size_t n_children;
-    struct worker__child children[WORKER_MAX_CHILDREN];
+    /* Allocated by worker__start to the tree's real size (subs, chips and
+       next-level children), with the journal's room. */
+    size_t n_children, cap_children;
+    struct worker__child *children;
 
     size_t n_orphan_groups; /* process groups whose leader we reaped */
     pid_t orphan_groups[WORKER_MAX_CHILDREN];
 
-    size_t n_journal;
-    struct worker__jentry journal[WORKER__JOURNAL_MAX];
+    size_t n_journal; /* entries, at most cap_children */
+    struct worker__child **journal;
 
     worker_rollback_report rollback;
     worker_rollback_report close_report;

@@ -462,6 +462,8 @@ static void free_tree(worker *w)
     free(w->chip_scripts);
     free(w->chip_msgs);
     free(w->faults);
+    free(w->children);
+    free(w->journal);
     free(w);
 }
 

@@ -87,13 +87,11 @@ static void release_child(struct worker__child *c)
         worker__shm_sweep(c->nested_prefix, NULL, 0);
 }
 
-static void journal_child(worker *w, const struct worker__child *c)
+static void journal_child(worker *w, struct worker__child *c)
 {
-    if (w->n_journal == WORKER__JOURNAL_MAX)
+    if (w->n_journal == w->cap_children)
         return; /* cannot happen: at most one entry per child */
-    struct worker__jentry *j = &w->journal[w->n_journal++];
-    j->kind = WORKER__J_CHILD;
-    j->c = *c;
+    w->journal[w->n_journal++] = c;
 }
 
 /* Drive the journal: every entry is attempted; reclaimed ones are removed,
@@ -104,17 +102,12 @@ static void drive_journal(worker *w)
     size_t keep = 0;
 
     for (size_t i = 0; i < w->n_journal; i++) {
-        struct worker__jentry *j = &w->journal[i];
-        bool done = false;
+        struct worker__child *c = w->journal[i];
 
-        if (j->kind == WORKER__J_CHILD && j->c.reaped) {
-            release_child(&j->c);
-            done = true;
-        } else if (j->kind == WORKER__J_SHM) {
-            done = shm_unlink(j->c.shm_name) == 0 || errno == ENOENT;
-        }
-        if (!done)
-            w->journal[keep++] = *j;
+        if (c->reaped)
+            release_child(c);
+        else
+            w->journal[keep++] = c;
     }
     w->n_journal = keep;
 }
@@ -127,7 +120,7 @@ static void sweep_namespace(worker *w)
     if (!w->prefix[0])
         return;
     for (size_t i = 0; i < w->n_journal; i++)
-        protect[n++] = w->journal[i].c.shm_name;
+        protect[n++] = w->journal[i]->shm_name;
     /* Device memory the caller never freed, kept on purpose (policy KEEP):
        the caller's leak, for a leak checker to see. */
     if (w->mu_ready) {
@@ -145,15 +138,11 @@ static void journal_inventory(worker *w, const char *what)
 
     buf[0] = '\0';
     for (size_t i = 0; i < w->n_journal && off < sizeof(buf) - 40; i++) {
-        const struct worker__jentry *j = &w->journal[i];
-        if (j->kind == WORKER__J_CHILD)
-            off += (size_t)snprintf(buf + off, sizeof(buf) - off,
-                                    "%s%s %u (pid %d)", i ? ", " : "",
-                                    worker_child_kind_name(j->c.kind),
-                                    j->c.index, (int)j->c.pid);
-        else
-            off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%sshm %s",
-                                    i ? ", " : "", j->c.shm_name);
+        const struct worker__child *c = w->journal[i];
+        off += (size_t)snprintf(buf + off, sizeof(buf) - off,
+                                "%s%s %u (pid %d)", i ? ", " : "",
+                                worker_child_kind_name(c->kind), c->index,
+                                (int)c->pid);
     }
     worker__set_error(w,
                       "%s left resources un-reclaimed (journaled for the next "
@@ -533,11 +522,35 @@ static int fork_group(worker *w, worker_child_kind kind, unsigned count)
     return barrier(w, first, count);
 }
 
+/* The children's records and the journal, to the tree's real size: once
+   per worker (a FAILED or CLOSED worker never starts again). */
+static int alloc_children(worker *w)
+{
+    size_t n = (size_t)w->opt.num_subs + w->opt.num_chips + w->n_next;
+
+    if (n == 0 || w->children)
+        return 0;
+    w->children = calloc(n, sizeof(*w->children));
+    w->journal = calloc(n, sizeof(*w->journal));
+    if (!w->children || !w->journal) {
+        free(w->children);
+        free(w->journal);
+        w->children = NULL;
+        w->journal = NULL;
+        worker__set_error(w, "out of memory for %zu child records", n);
+        return -ENOMEM;
+    }
+    w->cap_children = n;
+    return 0;
+}
+
 int worker__start(worker *w)
 {
     int rc;
 
     w->n_children = 0;
+    if ((rc = alloc_children(w)))
+        return rc;
     w->n_orphan_groups = 0;
     worker__child_signals_to_reset(&w->child_sig_reset);
     if ((rc = fork_group(w, WORKER_CHILD_SUB, w->opt.num_subs)) ||
@@ -618,8 +631,8 @@ int worker__teardown(worker *w, int64_t by_ns)
        journaled children of earlier rollbacks/closes get SIGKILL and a
        bounded blocking reap (simpler did one WNOHANG per close here). */
     for (size_t i = 0; i < w->n_journal; i++)
-        if (w->journal[i].kind == WORKER__J_CHILD && !w->journal[i].c.reaped)
-            set[n++] = &w->journal[i].c;
+        if (!w->journal[i]->reaped)
+            set[n++] = w->journal[i];
     for (size_t i = 0; i < n; i++)
         worker__send_kill(w, set[i]);
     worker__wait_reap(w, set, n, deadline);
