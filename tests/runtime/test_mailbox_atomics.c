@@ -126,7 +126,7 @@ static void every_declared_state_matches_the_wire_values(void **state)
    frame's (frame 1) and the control command's (frame 0). */
 static void task_and_control_overlays_are_pinned(void **state)
 {
-    assert_int_equal(WORKER__MB_VERSION, 4);
+    assert_int_equal(WORKER__MB_VERSION, 5);
     assert_int_equal(offsetof(worker__mb_task, seq), 0);
     assert_int_equal(offsetof(worker__mb_task, done_seq), 8);
     assert_int_equal(offsetof(worker__mb_task, result), 16);
