@@ -549,8 +549,10 @@ int worker__start(worker *w)
     int rc;
 
     w->n_children = 0;
+    /* A failure here is an epoch that failed like any other: its (empty)
+       rollback is reported. */
     if ((rc = alloc_children(w)))
-        return rc;
+        goto fail;
     w->n_orphan_groups = 0;
     worker__child_signals_to_reset(&w->child_sig_reset);
     if ((rc = fork_group(w, WORKER_CHILD_SUB, w->opt.num_subs)) ||
