@@ -4,15 +4,7 @@
  * queued for the scheduler, waited for by the caller (dispatch.h).
  */
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
-#include <poll.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "testing.h"
 #include "dispatch.h"

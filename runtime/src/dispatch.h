@@ -36,10 +36,19 @@
 
 #include "internal.h"
 
-#define NONE UINT32_MAX
-#define CHUNK 256u
+/* "No task": a task's `prev` with no earlier task of its job on the same
+   target, a job's last_on[] for a target it never used, no bad
+   dependency found. */
+#define WORKER__TASK_NONE UINT32_MAX
+/* Tasks of a job are allocated in chunks of this many (stable addresses). */
+#define WORKER__TASK_CHUNK 256u
 
-enum tstate { T_QUEUED = 0, T_RUNNING, T_DONE, T_FAILED };
+enum worker__tstate {
+    WORKER__T_QUEUED = 0,
+    WORKER__T_RUNNING,
+    WORKER__T_DONE,
+    WORKER__T_FAILED
+};
 
 struct worker__task {
     worker_job *job;
@@ -88,9 +97,10 @@ struct worker__ctl {
     char msg[WORKER_ERROR_MAX];
 };
 
-static inline struct worker__task *task_at(const worker_job *job, uint32_t id)
+static inline struct worker__task *worker__task_at(const worker_job *job,
+                                                   uint32_t id)
 {
-    return &job->chunks[id / CHUNK][id % CHUNK];
+    return &job->chunks[id / WORKER__TASK_CHUNK][id % WORKER__TASK_CHUNK];
 }
 
 /* sched.c */

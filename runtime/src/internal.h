@@ -140,9 +140,6 @@ struct worker__self {
 
 extern struct worker__self worker__self;
 
-/* procfd.c: a descriptor per child that turns readable (POLLIN or
-   POLLHUP) when it exits — its pidfd, or an exit pipe where pidfd_open is
-   missing — and waits and signals through it. */
 /* self.c: the parent told this child to stop (the sticky word, a
    SHUTDOWN state) or is gone. */
 bool worker__shutdown_requested(const worker__mailbox *mb);
@@ -182,6 +179,9 @@ static inline void worker__cpu_relax(void)
 #endif
 }
 
+/* procfd.c: a descriptor per child that turns readable (POLLIN or
+   POLLHUP) when it exits — its pidfd, or an exit pipe where pidfd_open is
+   missing — and waits and signals through it. */
 bool worker__pidfd_missing(void);
 /* Before fork: *rd is the fallback's read end (-1 with pidfds). */
 int worker__procfd_before_fork(int *rd);
@@ -196,7 +196,7 @@ void worker__procfd_close_range(int first, int last);
 /* A waitid() siginfo as a wait status (-1: none). */
 int worker__status_from_siginfo(const siginfo_t *si);
 
-/* ---- dispatch (dispatch.c) ---- */
+/* ---- callables and the dispatch types (dispatch.h) ---- */
 
 struct worker__callable {
     char name[WORKER_CALLABLE_NAME_MAX];
@@ -204,8 +204,8 @@ struct worker__callable {
     void *arg;
 };
 
-struct worker__task; /* one submitted task (dispatch.c) */
-struct worker__ctl;  /* one control command in flight (dispatch.c) */
+struct worker__task; /* one submitted task (dispatch.h) */
+struct worker__ctl;  /* one control command in flight (dispatch.h) */
 
 /* A device memory region the parent knows of (devmem.c). */
 struct worker__region {
@@ -267,21 +267,18 @@ struct worker__child {
     char poison[WORKER_ERROR_MAX]; /* why, with the kind prefix */
 };
 
-/* ---- journal ---- */
-
-enum worker__jkind { WORKER__J_CHILD = 1, WORKER__J_SHM = 2 };
-
-struct worker__jentry {
-    enum worker__jkind kind;
-    struct worker__child c; /* CHILD: the survivor, with pidfd and mailbox;
-                                   SHM: only c.shm_name is used */
-};
-
-#define WORKER__JOURNAL_MAX (2 * WORKER_MAX_CHILDREN)
+/* ---- journal ----
+ *
+ * A child that could not be reaped in a rollback or close stays in its
+ * record (pid, pidfd, mailbox, names) and the journal holds a pointer to
+ * it: children are forked by one start per worker, so a record is never
+ * reused, and it lives until worker_free(). At most one entry per child.
+ */
+#define WORKER__JOURNAL_MAX WORKER_MAX_CHILDREN
 
 /* ---- the worker ----
  *
- * Dispatch (dispatch.c) in one paragraph: frame 1 of every mailbox is the
+ * Dispatch (dispatch.h: runq.c, sched.c, job.c, control.c) in one paragraph: frame 1 of every mailbox is the
  * task frame. The scheduler thread (started after the last fork of
  * worker__start, one per READY worker, also inside next-level children) is
  * the single progress owner: it alone stores CONTROL_REQUEST and reads
@@ -334,14 +331,16 @@ struct worker {
     int doorbell_fd;          /* eventfd children ring, -1 */
     sigset_t child_sig_reset; /* see worker__child_signals_to_reset */
 
-    size_t n_children;
-    struct worker__child children[WORKER_MAX_CHILDREN];
+    /* Allocated by worker__start to the tree's real size (subs, chips and
+       next-level children), with the journal's room. */
+    size_t n_children, cap_children;
+    struct worker__child *children;
 
     size_t n_orphan_groups; /* process groups whose leader we reaped */
     pid_t orphan_groups[WORKER_MAX_CHILDREN];
 
-    size_t n_journal;
-    struct worker__jentry journal[WORKER__JOURNAL_MAX];
+    size_t n_journal; /* entries, at most cap_children */
+    struct worker__child **journal;
 
     worker_rollback_report rollback;
     worker_rollback_report close_report;
@@ -353,7 +352,7 @@ struct worker {
     pthread_mutex_t err_mu;   /* serialises writers of last_error */
     pthread_mutex_t close_mu; /* one close() at a time */
 
-    /* ---- dispatch (dispatch.c) ----
+    /* ---- dispatch (dispatch.h) ----
      * Lock order: lock (lifecycle) before mu. Everything below and the
      * endpoint fields of the children are guarded by mu. */
     pthread_mutex_t mu;
@@ -382,7 +381,7 @@ struct worker {
     size_t n_regions, cap_regions;
 };
 
-/* dispatch.c */
+/* sched.c */
 /* Set up the dispatch state of a worker (mutex). 0 or -errno. */
 int worker__dispatch_init(worker *w);
 void worker__dispatch_destroy(worker *w);
@@ -397,6 +396,8 @@ int worker__dispatch_drain(worker *w, int64_t deadline_ns, char *msg,
                            size_t msg_size);
 /* Free every job (worker_free). */
 void worker__jobs_free(worker *w);
+
+/* job.c */
 /* Internal run start (a next-level child's task handler): like
    worker_submit with an argument blob; no admission wait. */
 int worker__submit(worker *w, worker_orch_fn fn, void *arg, const void *args,
@@ -405,13 +406,17 @@ int worker__submit(worker *w, worker_orch_fn fn, void *arg, const void *args,
 bool worker__in_run_of(const worker *w);
 bool worker__job_done(worker_job *job);
 int worker__job_result(worker_job *job, const char **msg);
+/* Admission of an operation that needs READY: waits for an init in
+   progress. 0, or the code to return (message set). */
+int worker__admit(worker *w, const char *what);
+
+/* control.c */
 /* Send a control command and wait (caller's thread). */
 int worker__control(worker *w, struct worker__child *c, unsigned cmd,
                     uint64_t arg, int64_t deadline_ns, uint64_t *result,
                     char *msg, size_t msg_size);
-/* Admission of an operation that needs READY: waits for an init in
-   progress. 0, or the code to return (message set). */
-int worker__admit(worker *w, const char *what);
+
+/* child_table.c */
 /* The kind prefix of error text from child c: "sub_worker: ",
    "chip dev=N: ", "child_worker level=L: ". */
 void worker__child_prefix(const worker *w, const struct worker__child *c,
@@ -427,16 +432,22 @@ void worker__devmem_close(worker *w, char *msg, size_t msg_size);
 size_t worker__devmem_protect(worker *w, const char **names, size_t max);
 void worker__devmem_free_all(worker *w);
 
-/* tree.c: fork, barrier, rollback, reap, close of one worker's children. */
+/* tree.c: fork, barrier, rollback and close of one worker's children. */
 /* Run one startup epoch (fork groups + barriers); on failure roll back.
    The caller owns the lifecycle state. */
 int worker__start(worker *w);
-/* Two-phase shutdown of every child, then the journal. 0 or -ETIMEDOUT. */
-int worker__teardown(worker *w);
+/* Two-phase shutdown of every child, then the journal. 0 or -ETIMEDOUT.
+   by_ns: the deadline of the whole teardown if earlier than the close
+   budget (a nested worker: its parent's graceful deadline), 0 none. */
+int worker__teardown(worker *w, int64_t by_ns);
 /* True while children are alive or the journal holds entries. */
 bool worker__has_live_resources(const worker *w);
+
+/* lifecycle.c */
 /* Init of a nested worker inside a next-level child (no lock). */
 int worker__init_nested(worker *w);
+
+/* procfd.c: wait statuses */
 /* "exited with code N", "killed by signal N (NAME)". */
 void worker__describe_status(int status, char *buf, size_t size);
 /* Liveness: has child c exited? Peeks (WNOWAIT, never reaps) and fills

@@ -6,14 +6,10 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "device.h"
 #include "dispatch.h"
@@ -150,7 +146,7 @@ int worker__submit(worker *w, worker_orch_fn fn, void *arg, const void *args,
     job->args_len = len;
     job->open = true;
     for (size_t i = 0; i < WORKER_MAX_CHILDREN; i++)
-        job->last_on[i] = NONE;
+        job->last_on[i] = WORKER__TASK_NONE;
     job->next = w->jobs;
     if (w->jobs)
         w->jobs->prev = job;
@@ -443,7 +439,7 @@ int worker_submit_task(worker_job *job, const worker_task *desc)
         }
         deps[i] = (uint32_t)desc->deps[i];
     }
-    if (job->n_tasks % CHUNK == 0) {
+    if (job->n_tasks % WORKER__TASK_CHUNK == 0) {
         if (job->n_chunks == job->cap_chunks) {
             uint32_t cap = job->cap_chunks ? 2 * job->cap_chunks : 4;
             /* An array of pointers to chunks. */
@@ -456,18 +452,18 @@ int worker_submit_task(worker_job *job, const worker_task *desc)
             job->chunks = p;
             job->cap_chunks = cap;
         }
-        if (!(job->chunks[job->n_chunks] = calloc(CHUNK,
+        if (!(job->chunks[job->n_chunks] = calloc(WORKER__TASK_CHUNK,
                                                   sizeof(**job->chunks)))) {
             rc = -ENOMEM;
             goto unlock;
         }
         job->n_chunks++;
     }
-    t = task_at(job, job->n_tasks);
+    t = worker__task_at(job, job->n_tasks);
     memset(t, 0, sizeof(*t));
     t->job = job;
     t->id = job->n_tasks;
-    t->state = T_QUEUED;
+    t->state = WORKER__T_QUEUED;
     t->kind = desc->kind;
     t->ep = ep;
     t->callable = desc->callable;
@@ -483,7 +479,7 @@ int worker_submit_task(worker_job *job, const worker_task *desc)
     t->ndeps = desc->ndeps;
     t->deps = deps;
     deps = NULL;
-    t->prev = NONE;
+    t->prev = WORKER__TASK_NONE;
     if (ep >= 0) {
         struct worker__child *c = &w->children[ep];
         /* In order per target: depend on the job's previous task there. */
@@ -577,10 +573,10 @@ struct task_ref {
 static bool task_is_done(worker *w, void *arg)
 {
     struct task_ref *r = arg;
-    uint8_t s = task_at(r->job, r->id)->state;
+    uint8_t s = worker__task_at(r->job, r->id)->state;
 
     (void)w;
-    return s == T_DONE || s == T_FAILED;
+    return s == WORKER__T_DONE || s == WORKER__T_FAILED;
 }
 
 int worker_task_wait(worker_job *job, int task, double timeout_s)
@@ -607,9 +603,9 @@ int worker_task_wait(worker_job *job, int task, double timeout_s)
     if (rc)
         return -ETIMEDOUT;
     pthread_mutex_lock(&w->mu);
-    s = task_at(job, r.id)->state;
+    s = worker__task_at(job, r.id)->state;
     pthread_mutex_unlock(&w->mu);
-    return s == T_DONE ? 0 : -EIO;
+    return s == WORKER__T_DONE ? 0 : -EIO;
 }
 
 int worker_job_result(const worker_job *job, int task, uint64_t *value)
@@ -624,13 +620,13 @@ int worker_job_result(const worker_job *job, int task, uint64_t *value)
     if (task < 0 || (uint32_t)task >= job->n_tasks) {
         rc = -ENOENT;
     } else {
-        const struct worker__task *t = task_at(job, (uint32_t)task);
-        if (t->state == T_DONE) {
+        const struct worker__task *t = worker__task_at(job, (uint32_t)task);
+        if (t->state == WORKER__T_DONE) {
             if (value)
                 *value = t->result;
             rc = 0;
         } else {
-            rc = t->state == T_FAILED ? -EIO : -EINPROGRESS;
+            rc = t->state == WORKER__T_FAILED ? -EIO : -EINPROGRESS;
         }
     }
     pthread_mutex_unlock(&w->mu);

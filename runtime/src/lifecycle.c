@@ -401,7 +401,7 @@ static int close_locked(worker *w, bool force)
 
     pthread_mutex_lock(&w->lock);
     if (worker__has_live_resources(w)) {
-        rc = worker__teardown(w);
+        rc = worker__teardown(w, 0);
         /* Not last_error: other threads (a failed control) may write it. */
         if (!rc)
             snprintf(msg, sizeof(msg), "%s", w->close_note);
@@ -462,6 +462,8 @@ static void free_tree(worker *w)
     free(w->chip_scripts);
     free(w->chip_msgs);
     free(w->faults);
+    free(w->children);
+    free(w->journal);
     free(w);
 }
 

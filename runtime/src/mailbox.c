@@ -85,8 +85,15 @@ void worker__mb_ring_child(worker__mailbox *mb)
     worker__futex_wake(&mb->frame[0].bell, 1);
 }
 
-void worker__mb_send_shutdown(worker__mailbox *mb)
+void worker__mb_send_shutdown(worker__mailbox *mb, int64_t by_ns)
 {
+    /* Before the sticky word, which publishes it. A later SHUTDOWN (close
+       after a poison) may only bring the deadline nearer. */
+    int64_t was = atomic_load_explicit(&mb->frame[0].close_by_ns,
+                                       memory_order_relaxed);
+    if (by_ns > 0 && (was == 0 || by_ns < was))
+        atomic_store_explicit(&mb->frame[0].close_by_ns, by_ns,
+                              memory_order_relaxed);
     /* Sticky word first: a child sampling between the two stores already
        sees it, and no later writer of the state word can undo it. */
     worker__mb_store(&mb->frame[0].shutdown, 1);

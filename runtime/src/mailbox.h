@@ -27,7 +27,15 @@
  *                          (point + 1)), release-stored; 0 = none. The
  *                          parent names it when the child dies or times
  *                          out without a word of its own.
- *   44   u8   reserved[20]
+ *   44   u8   reserved0[4]
+ *   48   i64  close_by_ns  frame 0: when the parent's graceful wait ends
+ *                          (CLOCK_MONOTONIC ns), stored before `shutdown`;
+ *                          0 = no deadline. A next-level child ends its
+ *                          own subtree's teardown by then, so a hung
+ *                          grandchild is killed and reaped by the child
+ *                          that owns it, not by its parent's SIGKILL of
+ *                          the whole group in the last part of the budget.
+ *   56   u8   reserved[8]
  *   64   u8   args[WORKER__MB_ARGS_SIZE]
  *   3840 char msg[256]     NUL-terminated error text
  *
@@ -67,9 +75,9 @@ enum worker__mb_state {
 
 #define WORKER__MB_MAGIC 0x424d4b57u /* "WKMB" little-endian */
 #define WORKER__MB_VERSION \
-    4u /* 2: task and control overlays of args;
+    5u /* 2: task and control overlays of args;
                                  3: the fault word; 4: internal control
-                                 commands from 0x100 */
+                                 commands from 0x100; 5: close_by_ns */
 #define WORKER__MB_FRAME_SIZE 4096u
 #define WORKER__MB_FRAMES 2u
 #define WORKER__MAILBOX_SIZE (WORKER__MB_FRAME_SIZE * WORKER__MB_FRAMES)
@@ -89,7 +97,9 @@ typedef struct worker__mb_frame {
     _Atomic uint32_t shutdown;
     _Atomic uint32_t bell;
     _Atomic uint32_t fault;
-    uint8_t reserved[20];
+    uint8_t reserved0[4];
+    _Atomic int64_t close_by_ns;
+    uint8_t reserved[8];
     uint8_t args[WORKER__MB_ARGS_SIZE];
     char msg[WORKER__MB_MSG_SIZE];
 } worker__mb_frame;
@@ -102,6 +112,8 @@ _Static_assert(offsetof(worker__mb_frame, depth) == 24, "depth at 24");
 _Static_assert(offsetof(worker__mb_frame, shutdown) == 32, "shutdown at 32");
 _Static_assert(offsetof(worker__mb_frame, bell) == 36, "bell at 36");
 _Static_assert(offsetof(worker__mb_frame, fault) == 40, "fault at 40");
+_Static_assert(offsetof(worker__mb_frame, close_by_ns) == 48,
+               "close_by_ns at 48");
 _Static_assert(offsetof(worker__mb_frame, args) == WORKER__MB_ARGS_OFF, "args");
 _Static_assert(offsetof(worker__mb_frame, msg) == WORKER__MB_MSG_OFF, "msg");
 _Static_assert(sizeof(worker__mb_frame) == WORKER__MB_FRAME_SIZE, "frame size");
@@ -203,6 +215,7 @@ void worker__mb_write_error(worker__mb_frame *f, int32_t code, const char *msg);
 void worker__mb_ring_child(worker__mailbox *mb);
 
 /* Parent side: sticky shutdown word, then the state, then the bell. */
-void worker__mb_send_shutdown(worker__mailbox *mb);
+/* by_ns: the parent's graceful deadline (close_by_ns), 0 for none. */
+void worker__mb_send_shutdown(worker__mailbox *mb, int64_t by_ns);
 
 #endif /* WORKER_MAILBOX_H */

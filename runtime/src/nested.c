@@ -38,12 +38,20 @@ int worker__nested_start(worker *n, _Atomic uint32_t *bell)
 
 int worker__nested_close(worker *n)
 {
+    const worker__mailbox *mb = worker__self.mailbox;
+    /* The parent's graceful deadline, if its SHUTDOWN carried one (read
+       after the sticky word that published it). */
+    int64_t by_ns = mb ? atomic_load_explicit(&mb->frame[0].close_by_ns,
+                                              memory_order_acquire)
+                       : 0;
+
     /* A READY nested tree is shut down through its own close: stop its
        scheduler (an inner run still in flight is abandoned: we are
-       shutting down), then the two-phase teardown of its children. */
+       shutting down), then the two-phase teardown of its children, ended
+       by the parent's graceful deadline. */
     worker__sched_stop(n, true);
     atomic_store(&n->state, WORKER_CLOSED);
-    return worker__teardown(n);
+    return worker__teardown(n, by_ns);
 }
 
 /*

@@ -7,12 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <poll.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "dispatch.h"
@@ -107,7 +102,7 @@ void worker__kick(worker *w)
 void worker__job_free_now(worker_job *job)
 {
     for (uint32_t i = 0; i < job->n_tasks; i++) {
-        struct worker__task *t = task_at(job, i);
+        struct worker__task *t = worker__task_at(job, i);
         free(t->blob);
         free(t->deps);
     }
@@ -148,7 +143,7 @@ void worker__task_finish(worker *w, struct worker__task *t, bool ok, int rc,
 {
     worker_job *job = t->job;
 
-    t->state = ok ? T_DONE : T_FAILED;
+    t->state = ok ? WORKER__T_DONE : WORKER__T_FAILED;
     job->n_done++;
     w->tasks_finished++;
     if (!ok && !job->failed) {
@@ -166,22 +161,22 @@ int worker__task_ready(const struct worker__task *t, uint32_t *bad)
     const worker_job *job = t->job;
     int r = 1;
 
-    if (t->prev != NONE) {
-        uint8_t s = task_at(job, t->prev)->state;
-        if (s == T_FAILED) {
+    if (t->prev != WORKER__TASK_NONE) {
+        uint8_t s = worker__task_at(job, t->prev)->state;
+        if (s == WORKER__T_FAILED) {
             *bad = t->prev;
             return -1;
         }
-        if (s != T_DONE)
+        if (s != WORKER__T_DONE)
             r = 0;
     }
     for (uint32_t i = 0; i < t->ndeps; i++) {
-        uint8_t s = task_at(job, t->deps[i])->state;
-        if (s == T_FAILED) {
+        uint8_t s = worker__task_at(job, t->deps[i])->state;
+        if (s == WORKER__T_FAILED) {
             *bad = t->deps[i];
             return -1;
         }
-        if (s != T_DONE)
+        if (s != WORKER__T_DONE)
             r = 0;
     }
     return r;

@@ -10,8 +10,6 @@
  * descriptor turns readable.
  */
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,7 +41,7 @@ static void poison(worker *w, struct worker__child *c, const char *fmt, ...)
     vsnprintf(c->poison, sizeof(c->poison), fmt, ap);
     va_end(ap);
     if (!c->dead && c->mb)
-        worker__mb_send_shutdown(c->mb);
+        worker__mb_send_shutdown(c->mb, 0); /* close() bounds it */
 }
 
 static void ctl_finish(struct worker__child *c, int rc, uint64_t result,
@@ -100,7 +98,7 @@ static void dispatch(worker *w, struct worker__child *c, struct worker__task *t)
     worker__mb_store(&f->state, WORKER__MB_TASK_READY);
     worker__mb_ring_child(c->mb);
     c->inflight = t;
-    t->state = T_RUNNING;
+    t->state = WORKER__T_RUNNING;
 }
 
 static bool collect(worker *w, struct worker__child *c)
@@ -241,7 +239,7 @@ static void pump_endpoint(worker *w, struct worker__child *c)
 {
     while (c->q_head && !c->inflight) {
         struct worker__task *t = c->q_head;
-        uint32_t bad = NONE;
+        uint32_t bad = WORKER__TASK_NONE;
         int r = 0;
 
         if (c->poisoned) {
@@ -275,7 +273,7 @@ static void pump_endpoint(worker *w, struct worker__child *c)
 bool worker__dispatch_direct(worker *w, struct worker__child *c)
 {
     struct worker__task *t = c->q_head;
-    uint32_t bad = NONE;
+    uint32_t bad = WORKER__TASK_NONE;
 
     if (!w->sched_running || w->sched_stop || !t || c->inflight ||
         !endpoint_usable(c) || worker__task_ready(t, &bad) != 1)
@@ -301,7 +299,7 @@ static void pump_any(worker *w)
         struct worker__child *idle = NULL;
         bool any_live = false, drop = false;
         char m[WORKER_ERROR_MAX];
-        uint32_t bad = NONE;
+        uint32_t bad = WORKER__TASK_NONE;
         int r;
 
         for (size_t i = 0; i < w->n_children; i++) {

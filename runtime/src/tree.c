@@ -87,13 +87,11 @@ static void release_child(struct worker__child *c)
         worker__shm_sweep(c->nested_prefix, NULL, 0);
 }
 
-static void journal_child(worker *w, const struct worker__child *c)
+static void journal_child(worker *w, struct worker__child *c)
 {
-    if (w->n_journal == WORKER__JOURNAL_MAX)
+    if (w->n_journal == w->cap_children)
         return; /* cannot happen: at most one entry per child */
-    struct worker__jentry *j = &w->journal[w->n_journal++];
-    j->kind = WORKER__J_CHILD;
-    j->c = *c;
+    w->journal[w->n_journal++] = c;
 }
 
 /* Drive the journal: every entry is attempted; reclaimed ones are removed,
@@ -104,17 +102,12 @@ static void drive_journal(worker *w)
     size_t keep = 0;
 
     for (size_t i = 0; i < w->n_journal; i++) {
-        struct worker__jentry *j = &w->journal[i];
-        bool done = false;
+        struct worker__child *c = w->journal[i];
 
-        if (j->kind == WORKER__J_CHILD && j->c.reaped) {
-            release_child(&j->c);
-            done = true;
-        } else if (j->kind == WORKER__J_SHM) {
-            done = shm_unlink(j->c.shm_name) == 0 || errno == ENOENT;
-        }
-        if (!done)
-            w->journal[keep++] = *j;
+        if (c->reaped)
+            release_child(c);
+        else
+            w->journal[keep++] = c;
     }
     w->n_journal = keep;
 }
@@ -127,7 +120,7 @@ static void sweep_namespace(worker *w)
     if (!w->prefix[0])
         return;
     for (size_t i = 0; i < w->n_journal; i++)
-        protect[n++] = w->journal[i].c.shm_name;
+        protect[n++] = w->journal[i]->shm_name;
     /* Device memory the caller never freed, kept on purpose (policy KEEP):
        the caller's leak, for a leak checker to see. */
     if (w->mu_ready) {
@@ -145,15 +138,11 @@ static void journal_inventory(worker *w, const char *what)
 
     buf[0] = '\0';
     for (size_t i = 0; i < w->n_journal && off < sizeof(buf) - 40; i++) {
-        const struct worker__jentry *j = &w->journal[i];
-        if (j->kind == WORKER__J_CHILD)
-            off += (size_t)snprintf(buf + off, sizeof(buf) - off,
-                                    "%s%s %u (pid %d)", i ? ", " : "",
-                                    worker_child_kind_name(j->c.kind),
-                                    j->c.index, (int)j->c.pid);
-        else
-            off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%sshm %s",
-                                    i ? ", " : "", j->c.shm_name);
+        const struct worker__child *c = w->journal[i];
+        off += (size_t)snprintf(buf + off, sizeof(buf) - off,
+                                "%s%s %u (pid %d)", i ? ", " : "",
+                                worker_child_kind_name(c->kind), c->index,
+                                (int)c->pid);
     }
     worker__set_error(w,
                       "%s left resources un-reclaimed (journaled for the next "
@@ -453,7 +442,7 @@ static void rollback(worker *w)
        sticky word makes such a child leave its serve loop at once. */
     for (size_t i = 0; i < n; i++)
         if (!set[i]->reaped) {
-            worker__mb_send_shutdown(set[i]->mb);
+            worker__mb_send_shutdown(set[i]->mb, graceful_deadline);
             set[i]->shutdown_sent = true;
         }
     (void)WORKER__FAULT(WORKER__FP_ROLLBACK_AFTER_SHUTDOWN, msg, sizeof(msg));
@@ -533,11 +522,37 @@ static int fork_group(worker *w, worker_child_kind kind, unsigned count)
     return barrier(w, first, count);
 }
 
+/* The children's records and the journal, to the tree's real size: once
+   per worker (a FAILED or CLOSED worker never starts again). */
+static int alloc_children(worker *w)
+{
+    size_t n = (size_t)w->opt.num_subs + w->opt.num_chips + w->n_next;
+
+    if (n == 0 || w->children)
+        return 0;
+    w->children = calloc(n, sizeof(*w->children));
+    w->journal = calloc(n, sizeof(*w->journal));
+    if (!w->children || !w->journal) {
+        free(w->children);
+        free(w->journal);
+        w->children = NULL;
+        w->journal = NULL;
+        worker__set_error(w, "out of memory for %zu child records", n);
+        return -ENOMEM;
+    }
+    w->cap_children = n;
+    return 0;
+}
+
 int worker__start(worker *w)
 {
     int rc;
 
     w->n_children = 0;
+    /* A failure here is an epoch that failed like any other: its (empty)
+       rollback is reported. */
+    if ((rc = alloc_children(w)))
+        goto fail;
     w->n_orphan_groups = 0;
     worker__child_signals_to_reset(&w->child_sig_reset);
     if ((rc = fork_group(w, WORKER_CHILD_SUB, w->opt.num_subs)) ||
@@ -569,7 +584,22 @@ fail:
 
 /* ---- close ---- */
 
-int worker__teardown(worker *w)
+/* The close budget from now, ended by by_ns if that is earlier (0: no
+   cap): the reap deadline in *deadline, the graceful one returned. The
+   kill reserve stays that of the worker's own budget, so a capped
+   teardown escalates earlier rather than reaping in less time. */
+static int64_t close_deadlines(const worker *w, int64_t by_ns,
+                               int64_t *deadline)
+{
+    int64_t d = worker__now_ns() + worker__s_to_ns(w->opt.close_timeout_s);
+
+    if (by_ns > 0 && by_ns < d)
+        d = by_ns;
+    *deadline = d;
+    return d - kill_reserve(w->opt.close_timeout_s);
+}
+
+int worker__teardown(worker *w, int64_t by_ns)
 {
     struct worker__child *set[MAX_WAIT];
     size_t n = 0, n_children_set;
@@ -580,19 +610,22 @@ int worker__teardown(worker *w)
     w->close_note[0] = '\0';
     (void)WORKER__FAULT(WORKER__FP_CLOSE_BEGIN, msg, sizeof(msg));
     /* Phase 1: broadcast SHUTDOWN to every group at once, so one stuck
-       child cannot eat the others' grace (simpler #1398). */
+       child cannot eat the others' grace (simpler #1398). Each SHUTDOWN
+       carries the graceful deadline as of now: the one of phase 2 below
+       can only be later, so a next-level child that ends its own teardown
+       by it has left before we escalate. */
+    graceful_deadline = close_deadlines(w, by_ns, &deadline);
     for (size_t i = 0; i < w->n_children; i++) {
         struct worker__child *c = &w->children[i];
         if (c->cstate == WORKER__C_EMPTY || c->reaped)
             continue;
-        worker__mb_send_shutdown(c->mb);
+        worker__mb_send_shutdown(c->mb, graceful_deadline);
         c->shutdown_sent = true;
         set[n++] = c;
     }
     (void)WORKER__FAULT(WORKER__FP_CLOSE_AFTER_BROADCAST, msg, sizeof(msg));
     /* Phase 2: the reap deadline starts after the broadcast. */
-    deadline = worker__now_ns() + worker__s_to_ns(w->opt.close_timeout_s);
-    graceful_deadline = deadline - kill_reserve(w->opt.close_timeout_s);
+    graceful_deadline = close_deadlines(w, by_ns, &deadline);
     n_children_set = n;
     worker__wait_reap(w, set, n, graceful_deadline);
 
@@ -600,8 +633,8 @@ int worker__teardown(worker *w)
        journaled children of earlier rollbacks/closes get SIGKILL and a
        bounded blocking reap (simpler did one WNOHANG per close here). */
     for (size_t i = 0; i < w->n_journal; i++)
-        if (w->journal[i].kind == WORKER__J_CHILD && !w->journal[i].c.reaped)
-            set[n++] = &w->journal[i].c;
+        if (!w->journal[i]->reaped)
+            set[n++] = w->journal[i];
     for (size_t i = 0; i < n; i++)
         worker__send_kill(w, set[i]);
     worker__wait_reap(w, set, n, deadline);

@@ -126,7 +126,7 @@ static void every_declared_state_matches_the_wire_values(void **state)
    frame's (frame 1) and the control command's (frame 0). */
 static void task_and_control_overlays_are_pinned(void **state)
 {
-    assert_int_equal(WORKER__MB_VERSION, 4);
+    assert_int_equal(WORKER__MB_VERSION, 5);
     assert_int_equal(offsetof(worker__mb_task, seq), 0);
     assert_int_equal(offsetof(worker__mb_task, done_seq), 8);
     assert_int_equal(offsetof(worker__mb_task, result), 16);
@@ -249,11 +249,33 @@ static void sticky_shutdown_survives_a_state_clobber(void **state)
 
     mb_open(&f);
     worker__mb_store(&f.mb->frame[0].state, WORKER__MB_CONTROL_REQUEST);
-    worker__mb_send_shutdown(f.mb);
+    worker__mb_send_shutdown(f.mb, 0);
     worker__mb_write_error(&f.mb->frame[0], 0, NULL);
     worker__mb_store(&f.mb->frame[0].state, WORKER__MB_CONTROL_DONE);
     assert_int_equal(worker__mb_load(&f.mb->frame[0].state),
                      WORKER__MB_CONTROL_DONE);
+    assert_int_equal(worker__mb_load(&f.mb->frame[0].shutdown), 1);
+    mb_close(&f);
+}
+
+/* The graceful deadline a SHUTDOWN carries (close_by_ns, offset 48): a
+   repeated SHUTDOWN (close after a poison) only brings it nearer, and one
+   without a deadline leaves it. */
+static void shutdown_deadline_only_comes_nearer(void **state)
+{
+    struct mb_fixture f;
+
+    assert_int_equal(offsetof(worker__mb_frame, close_by_ns), 48);
+    mb_open(&f);
+    assert_int_equal(atomic_load(&f.mb->frame[0].close_by_ns), 0);
+    worker__mb_send_shutdown(f.mb, 0);
+    assert_int_equal(atomic_load(&f.mb->frame[0].close_by_ns), 0);
+    worker__mb_send_shutdown(f.mb, 900);
+    worker__mb_send_shutdown(f.mb, 1200);
+    worker__mb_send_shutdown(f.mb, 0);
+    assert_int_equal(atomic_load(&f.mb->frame[0].close_by_ns), 900);
+    worker__mb_send_shutdown(f.mb, 500);
+    assert_int_equal(atomic_load(&f.mb->frame[0].close_by_ns), 500);
     assert_int_equal(worker__mb_load(&f.mb->frame[0].shutdown), 1);
     mb_close(&f);
 }
@@ -270,6 +292,7 @@ int main(void)
         mpf_unit_test(child_transitions_visible_in_parent, 5000),
         mpf_unit_test(payload_visible_when_state_observed, 20000),
         mpf_unit_test(sticky_shutdown_survives_a_state_clobber, 2000),
+        mpf_unit_test(shutdown_deadline_only_comes_nearer, 2000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }

@@ -1046,6 +1046,40 @@ static void reap_child_groups_stuck_child_no_starvation(void **state)
     assert_int_equal(worker_journal_size(mpfw_tree_root(t)), 0);
 }
 
+/*
+ * A grandchild that ignores SHUTDOWN is killed and reaped by the
+ * next-level child that owns it, inside the root's graceful wait: the
+ * SHUTDOWN carries the root's graceful deadline and the nested close ends
+ * by it. Before, the nested close ran its own full budget from its own
+ * (later) broadcast, so the root always ran out of grace first, SIGKILLed
+ * the next-level child (reported as "ignored SHUTDOWN") and its group, and
+ * reaped all of it in the last quarter of its budget: at load ~90 that
+ * quarter was not enough (close returned -ETIMEDOUT, or a killed
+ * grandchild outlived close as an escapee). Budget 4 s: the nested kill
+ * comes 1 s before the root's escalation (the kill reserve), so the case
+ * does not depend on the machine's load.
+ */
+static void
+hung_grandchild_is_killed_by_its_own_parent_within_the_grace(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    worker_rollback_report r;
+
+    o.close_timeout_s = 4;
+    o.faults = "next.0/chip.0:serve_shutdown=hang";
+    assert_int_equal(mpfw_tree_spin_up(&t, "L4{L3{sub,chip*2}}", &o), 0);
+    worker *w = mpfw_tree_root(t);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_int_equal(worker_last_close(w, &r), 0);
+    const worker_rollback_entry *e = find_entry(&r, WORKER_CHILD_NEXT, 0);
+    assert_non_null(e);
+    assert_int_equal(e->disposition, WORKER_DISP_GRACEFUL);
+    assert_int_equal(r.killed, 0);
+    assert_not_contains(worker_last_error(w), "killed");
+    assert_int_equal(worker_journal_size(w), 0);
+}
+
 /* ---- TestChipStartupFailure ---- */
 
 static void chip_init_failure_raises_bounded(void **state)
@@ -1598,6 +1632,9 @@ int main(void)
         mpfw_unit_test(close_without_init_is_noop, 2000),
         mpfw_unit_test(reap_deadline_starts_after_shutdown_broadcast, 5000),
         mpfw_unit_test(reap_child_groups_stuck_child_no_starvation, 5000),
+        mpfw_unit_test(
+            hung_grandchild_is_killed_by_its_own_parent_within_the_grace,
+            10000),
         mpfw_unit_test(chip_init_failure_raises_bounded, 5000),
         mpfw_unit_test(chip_init_hang_trips_deadline, 5000),
         mpfw_unit_test(chip_advertises_pipeline_depth_in_init_ready, 5000),

@@ -217,7 +217,11 @@ typedef struct worker_options {
     /* Budget of a startup rollback (graceful phase, SIGKILL, reap), s. */
     double rollback_timeout_s;
     /* Budget of worker_close()'s reap, starting after the SHUTDOWN
-       broadcast; the last part of it is spent on SIGKILL escalation. */
+       broadcast; the last part of it is spent on SIGKILL escalation. In a
+       next-level child shut down by its parent (close or rollback) it
+       also ends when the parent's graceful wait does, if that is earlier:
+       the child kills and reaps its own subtree before its parent would
+       escalate. */
     double close_timeout_s;
     /* Scripts per sub child / per chip child (arrays of num_subs /
        num_chips entries), or NULL for all "ok". Copied by worker_new(). */
