@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_shm_races.c — the ledger's decisions under a racing process, run
+ * in-process: interpose.c and shm_identity.c are compiled into this
+ * program (they are internal), the ledger is a stub that keeps the last
+ * record, and each try races one call against one call of a second
+ * process, released together by a futex gate (no sleeps):
+ *   - creation: the case opens a fixed /dev/shm name with O_CREAT and
+ *     without O_EXCL (open, then shm_open) while the racer creates the
+ *     same name with O_EXCL. Exactly one of them created the object: the
+ *     ledger must record it exactly when the case did, with the identity
+ *     of the case's object, and the cleanup must never remove the
+ *     racer's. As root the racer runs as uid 65534 as well;
+ *   - removal: the cleanup removes the case's object while the racer
+ *     renames its own object over the name: the racer's object must
+ *     survive, under the name or, if it was moved aside and the name was
+ *     taken again, where the cleanup says.
+ * TRIES tries each (argv[1] overrides). Prints "ok" and the counts when
+ * every check holds; a failed check prints the counts and "FAILED".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "race_gate.h"
+
+#define TRIES 10000
+
+/* ---- what interpose.c needs of the rest of libmpfixture ------------- */
+
+struct mpf__shared *mpf__page; /* NULL: no descriptor tracking */
+
+uint32_t mpf__case_seq(void)
+{
+    return 1; /* a case is always open */
+}
+
+void mpf__fd_call_begin(void) {}
+void mpf__fd_call_end(int fd1, int fd2)
+{
+    (void)fd1;
+    (void)fd2;
+}
+void mpf__ledger_fork(pid_t pid, pid_t ppid, pid_t sid)
+{
+    (void)pid;
+    (void)ppid;
+    (void)sid;
+}
+void mpf__note_kill(pid_t pid, int sig)
+{
+    (void)pid;
+    (void)sig;
+}
+
+/* The ledger: the last record of this process. */
+static struct mpf__shm_slot last;
+static unsigned records;
+
+void mpf__ledger_shm(enum mpf__shm_how how, const char *name,
+                     const struct stat *st)
+{
+    memset(&last, 0, sizeof last);
+    last.how = how;
+    last.pid = getpid();
+    last.has_id = st != NULL;
+    if (st) {
+        last.uid = st->st_uid;
+        last.dev = (uint64_t)st->st_dev;
+        last.ino = (uint64_t)st->st_ino;
+    }
+    snprintf(last.name, sizeof last.name, "%s", name);
+    records++;
+}
+
+static struct race_gate *g;
+
+static int shm_dir = -1;
+static char name_c[64], name_f[64];
+
+/* ---- the racer ------------------------------------------------------ */
+
+enum race { RACE_CREATE, RACE_RENAME };
+
+static void racer(enum race what, unsigned tries, uid_t as)
+{
+    race_gate_pin(0);
+    if (as && setresgid(as, as, as) != 0)
+        _exit(3);
+    if (as && setresuid(as, as, as) != 0)
+        _exit(3);
+    for (unsigned t = 0; t < tries; t++) {
+        if (!race_gate_racer_start(g, t))
+            break;
+        int rc = 0;
+        uint64_t ino = 0;
+        if (what == RACE_CREATE) {
+            int fd = (int)syscall(SYS_openat, shm_dir, name_c,
+                                  O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0644);
+            struct stat st;
+            if (fd >= 0 && fstat(fd, &st) == 0)
+                ino = (uint64_t)st.st_ino;
+            rc = fd >= 0 ? 0 : errno;
+            if (fd >= 0)
+                close(fd);
+        } else {
+            rc = (int)syscall(SYS_renameat2, shm_dir, name_f, shm_dir, name_c,
+                              0) == 0
+                     ? 0
+                     : errno;
+        }
+        race_gate_racer_done(g, t, ino, rc);
+    }
+    _exit(0);
+}
+
+static pid_t start_racer(enum race what, unsigned tries, uid_t as)
+{
+    memset(g, 0, sizeof *g);
+    pid_t pid = fork();
+    if (pid == 0)
+        racer(what, tries, as);
+    return pid;
+}
+
+static int end_racer(pid_t pid)
+{
+    int status;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "the racer failed (status %d)\n", status);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- creation ------------------------------------------------------- */
+
+struct counts {
+    unsigned tries, case_created, racer_created, foreign_recorded,
+        foreign_removed, own_missed, wrong_errno;
+};
+
+/* The case's call: open() or shm_open() of name_c, O_CREAT without
+   O_EXCL, through the wrappers compiled in above. */
+static int case_open(bool via_shm_open)
+{
+    if (via_shm_open)
+        return shm_open(name_c, O_CREAT | O_RDWR, 0600);
+    char path[96];
+    snprintf(path, sizeof path, "/dev/shm/%s", name_c);
+    return open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+}
+
+static int creation_race(bool via_shm_open, uid_t as, struct counts *c)
+{
+    pid_t pid = start_racer(RACE_CREATE, c->tries, as);
+    if (pid < 0)
+        return 1;
+    for (unsigned t = 0; t < c->tries; t++) {
+        unsigned before = records;
+        race_gate_open(g, t);
+        int fd = case_open(via_shm_open);
+        int err = errno;
+        race_gate_finish(g, t);
+        uint64_t racer_ino = atomic_load(&g->ino);
+        struct stat mine = { 0 };
+        if (fd >= 0)
+            fstat(fd, &mine);
+        bool recorded = records != before;
+        if (racer_ino)
+            c->racer_created++;
+        else if (fd >= 0)
+            c->case_created++;
+        /* Another owner's object opened with O_CREAT may be refused
+           (fs.protected_regular): EACCES, never EEXIST. */
+        if (fd < 0 && !(err == EACCES && as))
+            c->wrong_errno++;
+        if (recorded && racer_ino && last.ino == racer_ino)
+            c->foreign_recorded++;
+        if (!racer_ino && fd >= 0 &&
+            (!recorded || !last.has_id || last.ino != (uint64_t)mine.st_ino))
+            c->own_missed++;
+        if (recorded) {
+            struct mpf__shm_seen seen;
+            enum mpf__shm_fate fate = mpf__shm_remove_if_same(shm_dir, &last,
+                                                              &seen);
+            if (racer_ino && fate == MPF__SHM_REMOVED)
+                c->foreign_removed++;
+        }
+        if (fd >= 0)
+            close(fd);
+        unlinkat(shm_dir, name_c, 0);
+    }
+    return end_racer(pid);
+}
+
+/* ---- removal -------------------------------------------------------- */
+
+static int make(const char *name, struct stat *st)
+{
+    int fd = (int)syscall(SYS_openat, shm_dir, name,
+                          O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0 || fstat(fd, st) != 0)
+        return -1;
+    return close(fd);
+}
+
+struct rename_counts {
+    unsigned tries, removed, replaced, set_aside, foreign_lost, own_left;
+};
+
+static int rename_race(struct rename_counts *c)
+{
+    pid_t pid = start_racer(RACE_RENAME, c->tries, 0);
+    if (pid < 0)
+        return 1;
+    for (unsigned t = 0; t < c->tries; t++) {
+        struct stat own, foreign, now;
+        if (make(name_c, &own) != 0 || make(name_f, &foreign) != 0) {
+            perror("creating the objects");
+            return 1;
+        }
+        struct mpf__shm_slot s = { .how = MPF__HOW_SHM_OPEN,
+                                   .has_id = true,
+                                   .uid = own.st_uid,
+                                   .dev = (uint64_t)own.st_dev,
+                                   .ino = (uint64_t)own.st_ino };
+        snprintf(s.name, sizeof s.name, "%s", name_c);
+        race_gate_open(g, t);
+        struct mpf__shm_seen seen;
+        enum mpf__shm_fate fate = mpf__shm_remove_if_same(shm_dir, &s, &seen);
+        race_gate_finish(g, t);
+        c->removed += fate == MPF__SHM_REMOVED;
+        c->replaced += fate == MPF__SHM_REPLACED;
+        bool kept = fstatat(shm_dir, name_c, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    now.st_ino == foreign.st_ino;
+        if (fate == MPF__SHM_SET_ASIDE) {
+            c->set_aside++;
+            kept = kept || (fstatat(shm_dir, seen.aside, &now,
+                                    AT_SYMLINK_NOFOLLOW) == 0 &&
+                            now.st_ino == foreign.st_ino);
+            unlinkat(shm_dir, seen.aside, 0);
+        }
+        /* The racer's rename always lands (its source is there), so the
+           foreign object is under the name unless the cleanup took it. */
+        if (!kept)
+            c->foreign_lost++;
+        if (fstatat(shm_dir, name_c, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+            now.st_ino == own.st_ino)
+            c->own_left++; /* the rename came after: never here */
+        unlinkat(shm_dir, name_c, 0);
+        unlinkat(shm_dir, name_f, 0);
+    }
+    return end_racer(pid);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned tries = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : TRIES;
+    g = mmap(NULL, sizeof *g, PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    shm_dir = (int)syscall(SYS_openat, AT_FDCWD, "/dev/shm",
+                           O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (g == MAP_FAILED || shm_dir < 0) {
+        perror("test_shm_races: setup");
+        return 1;
+    }
+    snprintf(name_c, sizeof name_c, "mpf-race-%d-name", (int)getpid());
+    snprintf(name_f, sizeof name_f, "mpf-race-%d-foreign", (int)getpid());
+    int bad = 0;
+    race_gate_pin(1);
+
+    struct {
+        const char *what;
+        bool via_shm_open;
+        uid_t as;
+    } runs[] = {
+        { "open(O_CREAT)", false, 0 },
+        { "shm_open(O_CREAT)", true, 0 },
+        { "open(O_CREAT), racer uid 65534", false, 65534 },
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        if (runs[i].as && geteuid() != 0)
+            continue; /* another uid needs root */
+        struct counts c = { .tries = tries };
+        bad += creation_race(runs[i].via_shm_open, runs[i].as, &c);
+        printf("creation race, %s: %u tries, case created %u, racer created "
+               "%u; racer's recorded %u, racer's removed %u, case's missed "
+               "%u, wrong errno %u\n",
+               runs[i].what, c.tries, c.case_created, c.racer_created,
+               c.foreign_recorded, c.foreign_removed, c.own_missed,
+               c.wrong_errno);
+        bad += c.foreign_recorded || c.foreign_removed || c.own_missed ||
+               c.wrong_errno;
+    }
+
+    struct rename_counts r = { .tries = tries };
+    bad += rename_race(&r);
+    printf("rename race at removal: %u tries, removed %u, replaced %u, set "
+           "aside %u; racer's lost %u, case's left %u\n",
+           r.tries, r.removed, r.replaced, r.set_aside, r.foreign_lost,
+           r.own_left);
+    bad += r.foreign_lost || r.own_left;
+
+    unlinkat(shm_dir, name_c, 0);
+    unlinkat(shm_dir, name_f, 0);
+    puts(bad ? "FAILED" : "ok");
+    return bad ? 1 : 0;
+}
