@@ -93,7 +93,7 @@ static void __attribute__((noreturn)) writer(int index)
             o->kind = MPF_SURVIVOR;
             o->pid = (pid_t)(1000 + i);
             memset(o->name, 'n', 200);
-            memset(o->detail, 'd', 200);
+            memset(o->detail, 'd', sizeof o->detail - 1);
         }
         atomic_fetch_add(&begun[index], 1u);
         mpf__audit_append(&report);
