@@ -64,8 +64,8 @@ run_ctest() { # <log> <timeout> <ctest selection...>
   fi
 }
 
-# ci/mutations.txt -> one record per line: name, file, tests, what and
-# timeout, tab-separated.
+# ci/mutations.txt -> one record per line: name, file, tests, what,
+# timeout and build, tab-separated.
 # Applying and restoring is done by the same parser (python3, in bootstrap).
 parse() {
   python3 - "$top/ci/mutations.txt" "$@" <<'EOF'
@@ -95,7 +95,7 @@ for m in muts:
 if cmd == "list":
     for m in muts:
         print("\t".join((m["name"], m["file"], m["tests"], m["what"],
-                         m.get("timeout", ""))))
+                         m.get("timeout", ""), m.get("build", ""))))
     sys.exit(0)
 name, root = sys.argv[3], sys.argv[4]
 m = next(m for m in muts if m["name"] == name)
@@ -135,7 +135,7 @@ cmake --build "$bld" -j"$jobs" > "$work/build.log" 2>&1 || {
 # The selections must pass on the unmutated copy, or a kill means nothing.
 baseline_bad=0
 for rec in "${selected[@]}"; do
-  IFS=$'\t' read -r name file tests what mtimeout <<< "$rec"
+  IFS=$'\t' read -r name file tests what mtimeout _ <<< "$rec"
   read -ra sel <<< "$tests"
   if ! run_ctest "$work/baseline.$name.log" "$mtimeout" "${sel[@]}"; then
     echo "mutate: baseline FAILED for $name ($tests):"
@@ -151,12 +151,16 @@ done
 killed=0 survived=0 invalid=0
 report=()
 for rec in "${selected[@]}"; do
-  IFS=$'\t' read -r name file tests what mtimeout <<< "$rec"
+  IFS=$'\t' read -r name file tests what mtimeout mbuild <<< "$rec"
   read -ra sel <<< "$tests"
+  # build: only these targets (the selection's binaries and what they
+  # list with): a mutant of libmpfixture need not relink every suite.
+  targets=()
+  for t in $mbuild; do targets+=(--target "$t"); done
   cp -p "$src/$file" "$work/orig"
   parse apply "$name" "$src"
   t0=$(date +%s)
-  if ! cmake --build "$bld" -j"$jobs" > "$work/build.$name.log" 2>&1; then
+  if ! cmake --build "$bld" -j"$jobs" "${targets[@]}" > "$work/build.$name.log" 2>&1; then
     # A mutant must compile: one that does not tests nothing.
     verdict="INVALID"; by="does not build: $work/build.$name.log"
   elif run_ctest "$work/run.$name.log" "$mtimeout" "${sel[@]}"; then
