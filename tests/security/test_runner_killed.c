@@ -259,10 +259,14 @@ static void run_reclaim(const char *mpf_run)
  */
 static int reclaim_check(const char *subject, const char *mpf_run)
 {
-    char audit_dead[64], audit_live[64], similar[96];
-    snprintf(audit_dead, sizeof audit_dead, "reclaim_dead_%d.jsonl",
+    char audit_dead[320], audit_live[320], similar[96];
+    /* Absolute: --reclaim appends from its own directory. */
+    char cwd[256];
+    if (!getcwd(cwd, sizeof cwd))
+        return perror("getcwd"), 2;
+    snprintf(audit_dead, sizeof audit_dead, "%s/reclaim_dead_%d.jsonl", cwd,
              (int)getpid());
-    snprintf(audit_live, sizeof audit_live, "reclaim_live_%d.jsonl",
+    snprintf(audit_live, sizeof audit_live, "%s/reclaim_live_%d.jsonl", cwd,
              (int)getpid());
     unlink(audit_dead);
     struct started dead, live;
