@@ -6,6 +6,8 @@
  *   test_runner_killed binary N SUBJECT     SIGKILL of the test binary
  *   test_runner_killed reclaim SUBJECT MPF_RUN   mpf-run --reclaim after
  *                                           SIGKILL of the whole group
+ *   test_runner_killed mpf-run SUBJECT MPF_RUN   SIGTERM, then SIGKILL, of
+ *                                           mpf-run running SUBJECT
  *
  * Each round runs SUBJECT (runner_killed_subject) with MPF_AUDIT set, waits
  * until its first case says it has made its shm objects and its child (a
@@ -96,8 +98,8 @@ struct started {
     char name[2][64];
 };
 
-static bool start_subject(const char *subject, const char *audit,
-                          struct started *s)
+static bool start_subject_under(const char *mpf_run, const char *subject,
+                                const char *audit, struct started *s)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
@@ -111,7 +113,10 @@ static bool start_subject(const char *subject, const char *audit,
             _exit(126);
         setenv("MPF_TEST_READY_FD", "9", 1);
         setenv("MPF_AUDIT", audit, 1);
-        execl(subject, subject, (char *)NULL);
+        if (mpf_run)
+            execl(mpf_run, mpf_run, "--", subject, (char *)NULL);
+        else
+            execl(subject, subject, (char *)NULL);
         _exit(127);
     }
     close(p[1]);
@@ -123,6 +128,12 @@ static bool start_subject(const char *subject, const char *audit,
     if (r)
         fclose(r);
     return ok;
+}
+
+static bool start_subject(const char *subject, const char *audit,
+                          struct started *s)
+{
+    return start_subject_under(NULL, subject, audit, s);
 }
 
 static void one_round(int round, bool kill_binary, const char *subject,
@@ -226,6 +237,20 @@ static bool shm_exists(const char *name)
     return access(path, F_OK) == 0;
 }
 
+static void run_reclaim(const char *mpf_run)
+{
+    pid_t rp = fork();
+    if (rp == 0) {
+        execl(mpf_run, mpf_run, "--reclaim", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(rp, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail(0, "mpf-run --reclaim failed");
+}
+
 /*
  * A run killed beyond any help (SIGKILL of its whole process group, as
  * ctest's TIMEOUT does): its objects stay until `mpf-run --reclaim`, which
@@ -234,10 +259,14 @@ static bool shm_exists(const char *name)
  */
 static int reclaim_check(const char *subject, const char *mpf_run)
 {
-    char audit_dead[64], audit_live[64], similar[96];
-    snprintf(audit_dead, sizeof audit_dead, "reclaim_dead_%d.jsonl",
+    char audit_dead[320], audit_live[320], similar[96];
+    /* Absolute: --reclaim appends from its own directory. */
+    char cwd[256];
+    if (!getcwd(cwd, sizeof cwd))
+        return perror("getcwd"), 2;
+    snprintf(audit_dead, sizeof audit_dead, "%s/reclaim_dead_%d.jsonl", cwd,
              (int)getpid());
-    snprintf(audit_live, sizeof audit_live, "reclaim_live_%d.jsonl",
+    snprintf(audit_live, sizeof audit_live, "%s/reclaim_live_%d.jsonl", cwd,
              (int)getpid());
     unlink(audit_dead);
     struct started dead, live;
@@ -261,16 +290,8 @@ static int reclaim_check(const char *subject, const char *mpf_run)
     if (!shm_exists(dead.name[0]) || !shm_exists(dead.name[1]))
         fail(0, "the dead run's objects are gone before the reclaim: "
                 "the test proves nothing");
-    pid_t rp = fork();
-    if (rp == 0) {
-        execl(mpf_run, mpf_run, "--reclaim", (char *)NULL);
-        _exit(127);
-    }
+    run_reclaim(mpf_run);
     int status = 0;
-    while (waitpid(rp, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        fail(0, "mpf-run --reclaim failed");
     for (int i = 0; i < 2; i++) {
         if (shm_exists(dead.name[i]))
             fail(0, "an object of the dead run is left after the reclaim");
@@ -304,16 +325,96 @@ static int reclaim_check(const char *subject, const char *mpf_run)
     return failures ? 1 : 0;
 }
 
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *rp = strrchr(buf, ')');
+    int ppid = 0;
+    return rp && sscanf(rp, ") %*c %d", &ppid) == 1 ? ppid : 0;
+}
+
+/*
+ * mpf-run's own end, with a guarded test binary as CMD. SIGTERM: forwarded
+ * to CMD, and the run still ends with its cleanup: nothing left running,
+ * no object left. SIGKILL: CMD (the supervisor) dies with mpf-run, its
+ * runner and the watchdog with it; the case's own child is re-parented to
+ * the next subreaper up (here, this process: ended here) and the objects
+ * are left for --reclaim, which removes them.
+ */
+static int mpf_run_check(const char *subject, const char *mpf_run)
+{
+    for (int round = 1; round <= 2; round++) {
+        bool term = round == 1;
+        struct started st;
+        char audit[64];
+        snprintf(audit, sizeof audit, "mpf_run_killed_%d.jsonl", (int)getpid());
+        if (!start_subject_under(mpf_run, subject, audit, &st)) {
+            fail(round, "the case never said it was ready");
+            return 1;
+        }
+        pid_t supervisor = parent_of(st.runner);
+        int bin_fd = pidfd_open(st.bin), runner_fd = pidfd_open(st.runner);
+        int child_fd = pidfd_open(st.child);
+        int sup_fd = pidfd_open(supervisor);
+        if (bin_fd < 0 || runner_fd < 0 || child_fd < 0 || sup_fd < 0) {
+            fail(round, "pidfd_open");
+            return 1;
+        }
+        syscall(SYS_pidfd_send_signal, bin_fd, term ? SIGTERM : SIGKILL, NULL,
+                0);
+        int status = 0;
+        while (waitpid(st.bin, &status, 0) < 0 && errno == EINTR)
+            ;
+        if (!ends(sup_fd))
+            fail(round, "the test binary outlived mpf-run");
+        if (!ends(runner_fd))
+            fail(round, "the runner outlived mpf-run");
+        if (term) {
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 119)
+                fail(round, "mpf-run did not end its run with a report");
+            if (!ends(child_fd))
+                fail(round, "the case's child outlived mpf-run");
+            if (waitpid(-1, NULL, WNOHANG) == 0)
+                fail(round, "a process of the run is still running");
+        } else {
+            syscall(SYS_pidfd_send_signal, child_fd, SIGKILL, NULL, 0);
+            alarm(60);
+            while (wait(NULL) > 0 || errno == EINTR)
+                ;
+            alarm(0);
+        }
+        run_reclaim(mpf_run); /* the supervisor's page, if it died */
+        for (int i = 0; i < 2; i++)
+            if (shm_exists(st.name[i]))
+                fail(round, "an object of the case is left");
+        close(bin_fd);
+        close(runner_fd);
+        close(child_fd);
+        close(sup_fd);
+        unlink(audit);
+    }
+    printf("mpf-run: %d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
         return perror("PR_SET_CHILD_SUBREAPER"), 2;
     if (argc == 4 && strcmp(argv[1], "reclaim") == 0)
         return reclaim_check(argv[2], argv[3]);
+    if (argc == 4 && strcmp(argv[1], "mpf-run") == 0)
+        return mpf_run_check(argv[2], argv[3]);
     if (argc != 4 || (strcmp(argv[1], "runner") && strcmp(argv[1], "binary")))
         return fprintf(stderr,
                        "usage: %s runner|binary N SUBJECT\n"
-                       "       %s reclaim SUBJECT MPF_RUN\n",
+                       "       %s reclaim|mpf-run SUBJECT MPF_RUN\n",
                        argv[0], argv[0]),
                2;
     int rounds = atoi(argv[2]);
