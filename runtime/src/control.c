@@ -76,9 +76,10 @@ int worker__control(worker *w, struct worker__child *c, unsigned cmd,
     return ctl.rc;
 }
 
-int worker_control(worker *w, worker_child_kind kind, unsigned index,
-                   worker_control_cmd cmd, uint64_t arg, double timeout_s,
-                   uint64_t *result)
+WORKER__EXPORT int worker_control(worker *w, worker_child_kind kind,
+                                  unsigned index, worker_control_cmd cmd,
+                                  uint64_t arg, double timeout_s,
+                                  uint64_t *result)
 {
     struct worker__child *c;
     char msg[WORKER_ERROR_MAX];
@@ -107,8 +108,9 @@ int worker_control(worker *w, worker_child_kind kind, unsigned index,
     return rc;
 }
 
-int worker_child_mailbox_state(const worker *w, worker_child_kind kind,
-                               unsigned index)
+WORKER__EXPORT int worker_child_mailbox_state(const worker *w,
+                                              worker_child_kind kind,
+                                              unsigned index)
 {
     struct worker__child *c;
 

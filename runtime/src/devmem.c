@@ -84,8 +84,8 @@ static void region_name(const struct worker__child *c, uint32_t id, char *buf,
         worker__fmt(buf, size, "%s.%u", c->dev_name, id);
 }
 
-int worker_device_alloc(worker *w, unsigned chip, size_t size,
-                        worker_devptr *out)
+WORKER__EXPORT int worker_device_alloc(worker *w, unsigned chip, size_t size,
+                                       worker_devptr *out)
 {
     struct worker__child *c;
     struct worker__region *r;
@@ -144,7 +144,7 @@ int worker_device_alloc(worker *w, unsigned chip, size_t size,
     return 0;
 }
 
-int worker_device_free(worker *w, unsigned chip, worker_devptr p)
+WORKER__EXPORT int worker_device_free(worker *w, unsigned chip, worker_devptr p)
 {
     struct worker__region r;
     struct worker__child *c;
@@ -243,8 +243,9 @@ static int copy_admit(worker *w)
     return worker__admit(w, "device copy");
 }
 
-int worker_device_copy_to(worker *w, unsigned chip, worker_devptr dst,
-                          const void *src, size_t n)
+WORKER__EXPORT int worker_device_copy_to(worker *w, unsigned chip,
+                                         worker_devptr dst, const void *src,
+                                         size_t n)
 {
     uint8_t *host;
     int rc;
@@ -258,8 +259,8 @@ int worker_device_copy_to(worker *w, unsigned chip, worker_devptr dst,
     return 0;
 }
 
-int worker_device_copy_from(worker *w, unsigned chip, void *dst,
-                            worker_devptr src, size_t n)
+WORKER__EXPORT int worker_device_copy_from(worker *w, unsigned chip, void *dst,
+                                           worker_devptr src, size_t n)
 {
     uint8_t *host;
     int rc;
@@ -273,7 +274,7 @@ int worker_device_copy_from(worker *w, unsigned chip, void *dst,
     return 0;
 }
 
-size_t worker_device_allocations(const worker *w)
+WORKER__EXPORT size_t worker_device_allocations(const worker *w)
 {
     size_t n = 0;
 

@@ -80,7 +80,7 @@ static const char *const point_names[WORKER__FP_COUNT] = {
 
 _Static_assert(WORKER__FP_COUNT <= 32, "fault mask is 32 bits");
 
-const char *worker_fault_point_name(unsigned point)
+WORKER__EXPORT const char *worker_fault_point_name(unsigned point)
 {
     return point < WORKER__FP_COUNT ? point_names[point] : NULL;
 }
@@ -282,8 +282,8 @@ static int parse_entry(const char *s, const char *end, char *msg,
     return 0;
 }
 
-int worker__faults_parse(const char *spec, bool dry_run, char *msg,
-                         size_t msg_size)
+WORKER__EXPORT int worker__faults_parse(const char *spec, bool dry_run,
+                                        char *msg, size_t msg_size)
 {
     const char *s = spec, *end;
     unsigned saved = n_table;
@@ -307,7 +307,7 @@ int worker__faults_parse(const char *spec, bool dry_run, char *msg,
     return 0;
 }
 
-bool worker__faults_need_gates(void)
+WORKER__EXPORT bool worker__faults_need_gates(void)
 {
     for (unsigned i = 0; i < n_table; i++)
         for (unsigned j = 0; j < table[i].n_actions; j++)
@@ -318,7 +318,7 @@ bool worker__faults_need_gates(void)
     return false;
 }
 
-void worker__faults_enter_role(const char *role)
+WORKER__EXPORT void worker__faults_enter_role(const char *role)
 {
     uint32_t mask = 0;
 
@@ -337,7 +337,7 @@ void worker__faults_set_gates(worker_gates *g)
     gates = g;
 }
 
-void worker__faults_reset(void)
+WORKER__EXPORT void worker__faults_reset(void)
 {
     n_table = 0;
     gates = NULL;
@@ -357,7 +357,7 @@ static void delay_ms(long ms)
         ;
 }
 
-void worker_set_fault_hook(worker_fault_hook_fn fn)
+WORKER__EXPORT void worker_set_fault_hook(worker_fault_hook_fn fn)
 {
     hook = fn;
 }

@@ -22,7 +22,7 @@ struct worker_gates {
     struct worker_gate gate[WORKER_GATES_COUNT];
 };
 
-int worker_gates_new(worker_gates **ret)
+WORKER__EXPORT int worker_gates_new(worker_gates **ret)
 {
     void *p;
 
@@ -36,13 +36,13 @@ int worker_gates_new(worker_gates **ret)
     return 0;
 }
 
-void worker_gates_free(worker_gates *g)
+WORKER__EXPORT void worker_gates_free(worker_gates *g)
 {
     if (g)
         munmap(g, sizeof(*g));
 }
 
-int worker_gate_open(worker_gates *g, unsigned i)
+WORKER__EXPORT int worker_gate_open(worker_gates *g, unsigned i)
 {
     if (!g || i >= WORKER_GATES_COUNT)
         return -EINVAL;
@@ -51,7 +51,7 @@ int worker_gate_open(worker_gates *g, unsigned i)
     return 0;
 }
 
-int worker_gate_reset(worker_gates *g, unsigned i)
+WORKER__EXPORT int worker_gate_reset(worker_gates *g, unsigned i)
 {
     if (!g || i >= WORKER_GATES_COUNT)
         return -EINVAL;
@@ -60,15 +60,15 @@ int worker_gate_reset(worker_gates *g, unsigned i)
     return 0;
 }
 
-unsigned worker_gate_arrivals(const worker_gates *g, unsigned i)
+WORKER__EXPORT unsigned worker_gate_arrivals(const worker_gates *g, unsigned i)
 {
     if (!g || i >= WORKER_GATES_COUNT)
         return 0;
     return worker__mb_load(&g->gate[i].arrivals);
 }
 
-int worker_gate_await_arrivals(worker_gates *g, unsigned i, unsigned n,
-                               unsigned timeout_ms)
+WORKER__EXPORT int worker_gate_await_arrivals(worker_gates *g, unsigned i,
+                                              unsigned n, unsigned timeout_ms)
 {
     int64_t deadline;
 

@@ -19,6 +19,11 @@
 
 #define WORKER__NAME_MAX 96
 
+/* libmpfworker is built with hidden visibility: only the definitions
+   marked with this are exported — the API of worker.h and the testing
+   calls of testing.h (tests/runtime/test_exports checks the list). */
+#define WORKER__EXPORT __attribute__((visibility("default")))
+
 /* ---- time ---- */
 
 /* CLOCK_MONOTONIC in nanoseconds. */

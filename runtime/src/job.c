@@ -107,16 +107,16 @@ static int reg(worker *w, bool sub, const char *name, void *fn, void *arg)
     return rc;
 }
 
-int worker_register_sub(worker *w, const char *name, worker_sub_fn fn,
-                        void *arg)
+WORKER__EXPORT int worker_register_sub(worker *w, const char *name,
+                                       worker_sub_fn fn, void *arg)
 {
     if (!w)
         return -EINVAL;
     return reg(w, true, name, (void *)fn, arg);
 }
 
-int worker_register_orch(worker *w, const char *name, worker_orch_fn fn,
-                         void *arg)
+WORKER__EXPORT int worker_register_orch(worker *w, const char *name,
+                                        worker_orch_fn fn, void *arg)
 {
     if (!w)
         return -EINVAL;
@@ -181,7 +181,8 @@ int worker__submit(worker *w, worker_orch_fn fn, void *arg, const void *args,
     return 0;
 }
 
-int worker_submit(worker *w, worker_orch_fn fn, void *arg, worker_job **ret)
+WORKER__EXPORT int worker_submit(worker *w, worker_orch_fn fn, void *arg,
+                                 worker_job **ret)
 {
     int rc;
 
@@ -226,7 +227,7 @@ static bool job_is_done(worker *w, void *arg)
     return ((worker_job *)arg)->done;
 }
 
-int worker_wait(worker_job *job, double timeout_s)
+WORKER__EXPORT int worker_wait(worker_job *job, double timeout_s)
 {
     worker *w;
 
@@ -249,7 +250,7 @@ int worker_wait(worker_job *job, double timeout_s)
     return job->err_rc;
 }
 
-void worker_job_free(worker_job *job)
+WORKER__EXPORT void worker_job_free(worker_job *job)
 {
     worker *w;
 
@@ -266,7 +267,7 @@ void worker_job_free(worker_job *job)
     pthread_mutex_unlock(&w->mu);
 }
 
-int worker_run(worker *w, worker_orch_fn fn, void *arg)
+WORKER__EXPORT int worker_run(worker *w, worker_orch_fn fn, void *arg)
 {
     worker_job *job;
     int rc = worker_submit(w, fn, arg, &job);
@@ -278,24 +279,25 @@ int worker_run(worker *w, worker_orch_fn fn, void *arg)
     return rc;
 }
 
-const char *worker_job_error(const worker_job *job)
+WORKER__EXPORT const char *worker_job_error(const worker_job *job)
 {
     return job ? job->error : "";
 }
 
-worker *worker_job_worker(worker_job *job)
+WORKER__EXPORT worker *worker_job_worker(worker_job *job)
 {
     return job ? job->w : NULL;
 }
 
-const void *worker_job_args(const worker_job *job, size_t *len)
+WORKER__EXPORT const void *worker_job_args(const worker_job *job, size_t *len)
 {
     if (len)
         *len = job ? job->args_len : 0;
     return job ? job->args : NULL;
 }
 
-int worker_job_fail(worker_job *job, int rc, const char *fmt, ...)
+WORKER__EXPORT int worker_job_fail(worker_job *job, int rc, const char *fmt,
+                                   ...)
 {
     va_list ap;
 
@@ -392,7 +394,7 @@ static int resolve(worker *w, const worker_task *t, int *ep)
     return bad_task(w, "unknown target kind %d", (int)t->kind);
 }
 
-int worker_submit_task(worker_job *job, const worker_task *desc)
+WORKER__EXPORT int worker_submit_task(worker_job *job, const worker_task *desc)
 {
     struct worker__task *t;
     worker *w;
@@ -545,21 +547,24 @@ static int target_of(unsigned index)
     return index > INT_MAX ? -1 : (int)index;
 }
 
-int worker_submit_sub(worker_job *job, int sub, unsigned callable,
-                      const void *args, size_t len)
+WORKER__EXPORT int worker_submit_sub(worker_job *job, int sub,
+                                     unsigned callable, const void *args,
+                                     size_t len)
 {
     return submit_one(job, WORKER_CHILD_SUB, sub, callable, args, len, NULL, 0);
 }
 
-int worker_submit_chip(worker_job *job, unsigned chip, unsigned kernel,
-                       const uint64_t *kargs, unsigned nkargs)
+WORKER__EXPORT int worker_submit_chip(worker_job *job, unsigned chip,
+                                      unsigned kernel, const uint64_t *kargs,
+                                      unsigned nkargs)
 {
     return submit_one(job, WORKER_CHILD_CHIP, target_of(chip), kernel, NULL, 0,
                       kargs, nkargs);
 }
 
-int worker_submit_next(worker_job *job, unsigned worker_id, unsigned callable,
-                       const void *args, size_t len)
+WORKER__EXPORT int worker_submit_next(worker_job *job, unsigned worker_id,
+                                      unsigned callable, const void *args,
+                                      size_t len)
 {
     return submit_one(job, WORKER_CHILD_NEXT, target_of(worker_id), callable,
                       args, len, NULL, 0);
@@ -579,7 +584,7 @@ static bool task_is_done(worker *w, void *arg)
     return s == WORKER__T_DONE || s == WORKER__T_FAILED;
 }
 
-int worker_task_wait(worker_job *job, int task, double timeout_s)
+WORKER__EXPORT int worker_task_wait(worker_job *job, int task, double timeout_s)
 {
     struct task_ref r;
     worker *w;
@@ -608,7 +613,8 @@ int worker_task_wait(worker_job *job, int task, double timeout_s)
     return s == WORKER__T_DONE ? 0 : -EIO;
 }
 
-int worker_job_result(const worker_job *job, int task, uint64_t *value)
+WORKER__EXPORT int worker_job_result(const worker_job *job, int task,
+                                     uint64_t *value)
 {
     worker *w;
     int rc;

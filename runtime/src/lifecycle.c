@@ -43,7 +43,7 @@ static void copy_scripts(worker_script *dst, char (*msgs)[WORKER_ERROR_MAX],
     }
 }
 
-int worker_new(worker **ret, const worker_options *opt)
+WORKER__EXPORT int worker_new(worker **ret, const worker_options *opt)
 {
     static const worker_options defaults = WORKER_OPTIONS_INIT;
     worker *w = NULL;
@@ -105,7 +105,7 @@ nomem:
     return -ENOMEM;
 }
 
-int worker_add_child(worker *parent, worker *child)
+WORKER__EXPORT int worker_add_child(worker *parent, worker *child)
 {
     if (!parent || !child)
         return -EINVAL;
@@ -225,7 +225,7 @@ static int check_targets(worker *root, const worker *w)
     return 0;
 }
 
-int worker_init(worker *w)
+WORKER__EXPORT int worker_init(worker *w)
 {
     int rc;
     worker_state st;
@@ -422,7 +422,7 @@ static int close_locked(worker *w, bool force)
     return rc;
 }
 
-int worker_close(worker *w)
+WORKER__EXPORT int worker_close(worker *w)
 {
     int rc;
 
@@ -467,7 +467,7 @@ static void free_tree(worker *w)
     free(w);
 }
 
-void worker_free(worker *w)
+WORKER__EXPORT void worker_free(worker *w)
 {
     if (!w)
         return;
@@ -493,23 +493,23 @@ void worker_free(worker *w)
 
 /* ---- accessors ---- */
 
-worker_state worker_get_state(const worker *w)
+WORKER__EXPORT worker_state worker_get_state(const worker *w)
 {
     return w ? (worker_state)atomic_load(&((worker *)w)->state) : WORKER_CLOSED;
 }
 
-int worker_level(const worker *w)
+WORKER__EXPORT int worker_level(const worker *w)
 {
     return w ? w->opt.level : -EINVAL;
 }
 
-const char *worker_last_error(const worker *w)
+WORKER__EXPORT const char *worker_last_error(const worker *w)
 {
     return w ? w->last_error : "";
 }
 
-size_t worker_child_pids(const worker *w, worker_child_kind kind, pid_t *pids,
-                         size_t n)
+WORKER__EXPORT size_t worker_child_pids(const worker *w, worker_child_kind kind,
+                                        pid_t *pids, size_t n)
 {
     size_t count = 0;
 
@@ -526,7 +526,7 @@ size_t worker_child_pids(const worker *w, worker_child_kind kind, pid_t *pids,
     return count;
 }
 
-int worker_chip_pipeline_depth(const worker *w, unsigned index)
+WORKER__EXPORT int worker_chip_pipeline_depth(const worker *w, unsigned index)
 {
     if (!w)
         return -EINVAL;
@@ -539,17 +539,18 @@ int worker_chip_pipeline_depth(const worker *w, unsigned index)
     return -ENOENT;
 }
 
-worker *worker_next_child(worker *w, unsigned id)
+WORKER__EXPORT worker *worker_next_child(worker *w, unsigned id)
 {
     return w && id < w->n_next ? w->next[id] : NULL;
 }
 
-const char *worker_startup_error(const worker *w)
+WORKER__EXPORT const char *worker_startup_error(const worker *w)
 {
     return w ? w->startup_error : "";
 }
 
-int worker_last_close(const worker *w, worker_rollback_report *out)
+WORKER__EXPORT int worker_last_close(const worker *w,
+                                     worker_rollback_report *out)
 {
     if (!w || !out)
         return -EINVAL;
@@ -559,7 +560,8 @@ int worker_last_close(const worker *w, worker_rollback_report *out)
     return 0;
 }
 
-int worker_last_rollback(const worker *w, worker_rollback_report *out)
+WORKER__EXPORT int worker_last_rollback(const worker *w,
+                                        worker_rollback_report *out)
 {
     if (!w || !out)
         return -EINVAL;
@@ -569,7 +571,7 @@ int worker_last_rollback(const worker *w, worker_rollback_report *out)
     return 0;
 }
 
-size_t worker_journal_size(const worker *w)
+WORKER__EXPORT size_t worker_journal_size(const worker *w)
 {
     return w ? w->n_journal : 0;
 }

@@ -45,8 +45,9 @@ static int script_error(char *err, size_t err_size, const char *fmt, ...)
 /* At most this much of a script is quoted in an error, then "...". */
 #define SCRIPT_QUOTE_MAX 48
 
-int worker_script_parse(const char *text, size_t len, worker_script *out,
-                        size_t *msg_len, char *err, size_t err_size)
+WORKER__EXPORT int worker_script_parse(const char *text, size_t len,
+                                       worker_script *out, size_t *msg_len,
+                                       char *err, size_t err_size)
 {
     worker_script s = WORKER_SCRIPT_INIT;
     const char *paren, *arg = NULL;
@@ -175,8 +176,8 @@ static int check_script(const char *what, unsigned i, const worker_script *s,
     return 0;
 }
 
-int worker_options_validate(const worker_options *opt, char *msg,
-                            size_t msg_size)
+WORKER__EXPORT int worker_options_validate(const worker_options *opt, char *msg,
+                                           size_t msg_size)
 {
     int rc;
 

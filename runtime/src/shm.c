@@ -37,7 +37,7 @@ int worker__ns_init(worker *w)
     return n >= (int)sizeof(w->prefix) - 16 ? -ENAMETOOLONG : 0;
 }
 
-const char *worker_shm_prefix(const worker *w)
+WORKER__EXPORT const char *worker_shm_prefix(const worker *w)
 {
     return w ? w->prefix : "";
 }
@@ -87,7 +87,7 @@ int worker__shm_sweep(const char *prefix, const char *const *protect,
     return count;
 }
 
-int worker_reclaim_stale(void)
+WORKER__EXPORT int worker_reclaim_stale(void)
 {
     DIR *d;
     struct dirent *e;

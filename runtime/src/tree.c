@@ -197,11 +197,7 @@ static int spawn(worker *w, struct worker__child *c)
         worker__set_error(w, "exit pipe of %s %u: %s",
                           worker_child_kind_name(c->kind), c->index,
                           strerror(-rc));
-        worker__mailbox_unmap(c->mb);
-        c->mb = NULL;
-        shm_unlink(c->shm_name);
-        c->shm_name[0] = '\0';
-        return rc;
+        goto undo_mailbox;
     }
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -216,11 +212,8 @@ static int spawn(worker *w, struct worker__child *c)
         worker__set_error(w, "fork of %s %u: %s",
                           worker_child_kind_name(c->kind), c->index,
                           strerror(rc));
-        worker__mailbox_unmap(c->mb);
-        c->mb = NULL;
-        shm_unlink(c->shm_name);
-        c->shm_name[0] = '\0';
-        return -rc;
+        rc = -rc;
+        goto undo_mailbox;
     }
     c->pid = pid;
     c->cstate = WORKER__C_INIT;
@@ -252,6 +245,14 @@ static int spawn(worker *w, struct worker__child *c)
         return -rc;
     }
     return 0;
+
+undo_mailbox:
+    /* No child was forked: its mailbox and its name go. */
+    worker__mailbox_unmap(c->mb);
+    c->mb = NULL;
+    shm_unlink(c->shm_name);
+    c->shm_name[0] = '\0';
+    return rc;
 }
 
 /* ---- barrier ---- */
@@ -367,35 +368,56 @@ static int barrier(worker *w, size_t first, size_t count)
 
 /* ---- rollback ---- */
 
-static void report_child(worker *w, const struct worker__child *c,
-                         bool was_ready, bool was_failed)
+/*
+ * The one classifier of how a child left, for the rollback and the close
+ * reports alike: unreaped (journaled) first; then one that had exited on
+ * its own before we asked (seen dead by the scheduler, or reaped before
+ * the rollback began); then one we had to SIGKILL; then a READY child
+ * that left after SHUTDOWN; then one in init that left after the
+ * cooperative SIGTERM; anything else exited (failed, crashed). A close
+ * passes was_ready (every child it shuts down was READY).
+ */
+static worker_disposition disposition_of(const struct worker__child *c,
+                                         bool was_ready, bool was_failed)
 {
-    worker_rollback_report *r = &w->rollback;
+    if (!c->reaped)
+        return WORKER_DISP_JOURNALED;
+    if (c->dead || c->exited_before)
+        return WORKER_DISP_EXITED;
+    if (c->sigkill_sent)
+        return WORKER_DISP_KILLED;
+    if (was_ready && c->shutdown_sent)
+        return WORKER_DISP_GRACEFUL;
+    if (c->sigterm_sent && !was_failed)
+        return WORKER_DISP_CANCELLED;
+    return WORKER_DISP_EXITED;
+}
+
+/* Append child c to report r with its disposition; the entry, or NULL if
+   the report is full (cannot happen: one entry per child). */
+static worker_rollback_entry *report_child(worker_rollback_report *r,
+                                           const struct worker__child *c,
+                                           bool was_ready, bool was_failed)
+{
+    unsigned *const count[] = {
+        [WORKER_DISP_GRACEFUL] = &r->graceful,
+        [WORKER_DISP_CANCELLED] = &r->cancelled,
+        [WORKER_DISP_EXITED] = &r->exited,
+        [WORKER_DISP_KILLED] = &r->killed,
+        [WORKER_DISP_JOURNALED] = &r->journaled,
+    };
     worker_rollback_entry *e;
 
     if (r->n == WORKER_MAX_CHILDREN)
-        return;
+        return NULL;
     e = &r->entries[r->n++];
     e->kind = c->kind;
     e->index = c->index;
     e->pid = c->pid;
     e->wait_status = c->wait_status;
-    if (!c->reaped) {
-        e->disposition = WORKER_DISP_JOURNALED;
-        r->journaled++;
-    } else if (c->sigkill_sent) {
-        e->disposition = WORKER_DISP_KILLED;
-        r->killed++;
-    } else if (was_ready && c->shutdown_sent) {
-        e->disposition = WORKER_DISP_GRACEFUL;
-        r->graceful++;
-    } else if (c->sigterm_sent && !was_failed && !c->exited_before) {
-        e->disposition = WORKER_DISP_CANCELLED;
-        r->cancelled++;
-    } else {
-        e->disposition = WORKER_DISP_EXITED;
-        r->exited++;
-    }
+    e->disposition = disposition_of(c, was_ready, was_failed);
+    (*count[e->disposition])++;
+    return e;
 }
 
 /*
@@ -462,7 +484,7 @@ static void rollback(worker *w)
     worker__reap_orphans(w, deadline);
 
     for (size_t i = 0; i < n; i++) {
-        report_child(w, set[i], was_ready[i], was_failed[i]);
+        report_child(&w->rollback, set[i], was_ready[i], was_failed[i]);
         if (set[i]->reaped)
             release_child(set[i]);
         else
@@ -645,29 +667,14 @@ int worker__teardown(worker *w, int64_t by_ns)
     w->close_report.happened = n_children_set > 0;
     for (size_t i = 0; i < n_children_set; i++) {
         struct worker__child *c = set[i];
-        worker_rollback_report *r = &w->close_report;
-        worker_rollback_entry *e = &r->entries[r->n++];
+        worker_rollback_entry *e = report_child(&w->close_report, c, true,
+                                                false);
 
-        e->kind = c->kind;
-        e->index = c->index;
-        e->pid = c->pid;
-        e->wait_status = c->wait_status;
         /* What the child left in its base state word: e.g. a CONTROL_DONE
            that overwrote SHUTDOWN (the sticky word ended it anyway). */
-        e->mailbox_state = c->mb ? worker__mb_load(&c->mb->frame[0].state) : 0;
-        if (!c->reaped) {
-            e->disposition = WORKER_DISP_JOURNALED;
-            r->journaled++;
-        } else if (c->dead) {
-            e->disposition = WORKER_DISP_EXITED;
-            r->exited++;
-        } else if (c->sigkill_sent) {
-            e->disposition = WORKER_DISP_KILLED;
-            r->killed++;
-        } else {
-            e->disposition = WORKER_DISP_GRACEFUL;
-            r->graceful++;
-        }
+        if (e)
+            e->mailbox_state = c->mb ? worker__mb_load(&c->mb->frame[0].state)
+                                     : 0;
         if (!c->reaped) {
             journal_child(w, c);
             continue;

@@ -109,12 +109,12 @@ static const char *const state_names[] = {
     "NEW", "INITIALIZING", "READY", "FAILED", "CLOSED",
 };
 
-const char *worker_state_name(worker_state state)
+WORKER__EXPORT const char *worker_state_name(worker_state state)
 {
     return (unsigned)state < 5 ? state_names[state] : "?";
 }
 
-const char *worker_child_kind_name(worker_child_kind kind)
+WORKER__EXPORT const char *worker_child_kind_name(worker_child_kind kind)
 {
     switch (kind) {
     case WORKER_CHILD_SUB:

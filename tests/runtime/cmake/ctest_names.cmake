@@ -15,19 +15,9 @@ foreach(var CTEST BUILD_DIR LIST)
   endif()
 endforeach()
 
-execute_process(COMMAND "${CTEST}" -N --test-dir "${BUILD_DIR}"
-                OUTPUT_VARIABLE listing ERROR_VARIABLE listing_err
-                RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "ctest -N failed (${rc}): ${listing_err}")
-endif()
-string(REGEX MATCHALL "Test +#[0-9]+: [^\n]+" rows "${listing}")
-set(present "")
-foreach(row IN LISTS rows)
-  string(REGEX REPLACE "^Test +#[0-9]+: " "" name "${row}")
-  string(STRIP "${name}" name)
-  list(APPEND present "${name}")
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/command_names.cmake)
+mpf_rt_command_names(present "Test +#[0-9]+: [^\n]+" "^Test +#[0-9]+: "
+                     "${CTEST}" -N --test-dir "${BUILD_DIR}")
 
 file(STRINGS "${LIST}" expected REGEX "^[^#]")
 list(APPEND expected ${EXTRA})

@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: MIT
+# A shared library exports only documented symbols: every name that
+# `nm -D --defined-only` lists must be a function declared in one of the
+# headers given (worker.h's API, testing.h's testing calls, and the
+# worker__ names testing.h lists), or a symbol the toolchain adds (_init,
+# _fini, _edata, _end, __bss_start). Undocumented exports are printed.
+#
+#   cmake -DNM=<nm> -DLIBRARY=<lib.so> "-DHEADERS=<h1>|<h2>" -P exports.cmake
+foreach(var NM LIBRARY HEADERS)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "exports.cmake: -D${var}=... is required")
+  endif()
+endforeach()
+string(REPLACE "|" ";" HEADERS "${HEADERS}")
+
+set(documented _init _fini _edata _end __bss_start)
+foreach(header IN LISTS HEADERS)
+  file(READ "${header}" text)
+  string(REGEX MATCHALL "worker_[a-z0-9_]*[ \n]*\\(" calls "${text}")
+  string(REGEX MATCHALL "worker__[a-z0-9_]+" internal "${text}")
+  foreach(call IN LISTS calls)
+    string(REGEX REPLACE "[ \n]*\\($" "" call "${call}")
+    list(APPEND documented "${call}")
+  endforeach()
+  list(APPEND documented ${internal})
+endforeach()
+
+include(${CMAKE_CURRENT_LIST_DIR}/command_names.cmake)
+mpf_rt_command_names(exported "[^\n]+" "^.* " "${NM}" -D --defined-only
+                     "${LIBRARY}")
+set(undocumented ${exported})
+list(REMOVE_ITEM undocumented ${documented})
+list(LENGTH exported n_exported)
+list(LENGTH undocumented n_undocumented)
+if(n_undocumented GREATER 0)
+  list(JOIN undocumented "\n  " text)
+  message(FATAL_ERROR "${LIBRARY} exports ${n_undocumented} of its "
+                      "${n_exported} symbols undocumented:\n  ${text}")
+endif()
+message(STATUS "${n_exported} exported symbols, every one documented")
