@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * race_gate.h — release two processes into one race, try after try, with
- * no sleep: the racer spins on `go` while the other side gets ready, and
- * the other side sets `go` and makes its own call at once. A racer that is
- * not on a CPU when the gate opens makes no race, so each side runs on a
- * CPU of its own, and the racer spins (a bounded spin, then a futex wait:
- * a preempted side costs that try its race, never a hang).
+ * no sleep: the racer is asked to arm (it may be asleep in the kernel),
+ * says it is armed and spins on `go`, and the other side then sets `go`
+ * and makes its own call at once. A racer that is not on a CPU when the
+ * gate opens makes no race, so each side runs on a CPU of its own, and the
+ * waits spin (bounded, then a futex wait: a preempted side costs that try
+ * its race, never a hang).
  */
 #ifndef MPF_RACE_GATE_H
 #define MPF_RACE_GATE_H
@@ -19,6 +20,8 @@
 #include <unistd.h>
 
 struct race_gate {
+    _Atomic uint32_t req;   /* try + 1: arm for it */
+    _Atomic uint32_t armed; /* try + 1: the racer spins on go */
     _Atomic uint32_t go;    /* try + 1: race */
     _Atomic uint32_t done;  /* try + 1: the racer's call returned */
     _Atomic uint32_t quit;  /* 1: the racer leaves */
@@ -70,9 +73,11 @@ static inline void race_gate_set(_Atomic uint32_t *word, uint32_t value)
    was told to leave instead). */
 static inline bool race_gate_racer_start(struct race_gate *g, uint32_t t)
 {
-    race_gate_wait(&g->go, t + 1, &g->quit);
+    race_gate_wait(&g->req, t + 1, &g->quit);
     if (atomic_load(&g->quit))
         return false;
+    race_gate_set(&g->armed, t + 1);
+    race_gate_wait(&g->go, t + 1, NULL);
     /* Up to a few microseconds that vary from try to try: the racer's
        call lands before, inside and after the other side's. */
     for (volatile unsigned i = 0; i < (t * 37u) % 1009u; i++)
@@ -92,6 +97,8 @@ static inline void race_gate_racer_done(struct race_gate *g, uint32_t t,
    race_gate_finish. */
 static inline void race_gate_open(struct race_gate *g, uint32_t t)
 {
+    race_gate_set(&g->req, t + 1);
+    race_gate_wait(&g->armed, t + 1, NULL);
     /* No wake: the racer spins, and a system call here would hand it a
        head start. One that gave up spinning is woken by race_gate_finish
        (that try makes no race). */
@@ -108,7 +115,7 @@ static inline void race_gate_finish(struct race_gate *g, uint32_t t)
 static inline void race_gate_quit(struct race_gate *g)
 {
     race_gate_set(&g->quit, 1);
-    syscall(SYS_futex, &g->go, FUTEX_WAKE, 1, NULL, NULL, 0);
+    syscall(SYS_futex, &g->req, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 #endif /* MPF_RACE_GATE_H */

@@ -75,8 +75,8 @@ static void dot_in_the_path_is_ledgered(void **state)
     mpf_expect(MPF_SHM_LEAK, name_of("dot"));
 }
 
-static void relative_path_from_a_dev_shm_working_directory_is_ledgered(
-    void **state)
+static void
+relative_path_from_a_dev_shm_working_directory_is_ledgered(void **state)
 {
     (void)state;
     char here[4096];

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,9 @@ uint32_t mpf__case_seq(void)
     return 1; /* a case is always open */
 }
 
-void mpf__fd_call_begin(void) {}
+void mpf__fd_call_begin(void)
+{
+}
 void mpf__fd_call_end(int fd1, int fd2)
 {
     (void)fd1;
@@ -86,6 +89,8 @@ static struct race_gate *g;
 
 static int shm_dir = -1;
 static char name_c[64], name_f[64];
+static char name_s[64], entry_s[72]; /* a semaphore: "/x" is "sem.x" */
+static const char *entry;            /* what the creation race is about */
 
 /* ---- the racer ------------------------------------------------------ */
 
@@ -104,11 +109,15 @@ static void racer(enum race what, unsigned tries, uid_t as)
         int rc = 0;
         uint64_t ino = 0;
         if (what == RACE_CREATE) {
-            int fd = (int)syscall(SYS_openat, shm_dir, name_c,
+            int fd = (int)syscall(SYS_openat, shm_dir, entry,
                                   O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0644);
             struct stat st;
             if (fd >= 0 && fstat(fd, &st) == 0)
                 ino = (uint64_t)st.st_ino;
+            /* A semaphore's size: sem_open maps it (it never reads it
+               here: nobody waits on it). */
+            if (fd >= 0 && ftruncate(fd, sizeof(sem_t)) != 0)
+                ino = 0;
             rc = fd >= 0 ? 0 : errno;
             if (fd >= 0)
                 close(fd);
@@ -150,44 +159,63 @@ struct counts {
         foreign_removed, own_missed, wrong_errno;
 };
 
-/* The case's call: open() or shm_open() of name_c, O_CREAT without
-   O_EXCL, through the wrappers compiled in above. */
-static int case_open(bool via_shm_open)
+enum via { VIA_OPEN, VIA_SHM_OPEN, VIA_SEM_OPEN };
+
+/* The case's call, O_CREAT without O_EXCL, through the wrappers compiled
+   in above: true if it opened (or created) the object, then what it is
+   in *st; errno otherwise. */
+static bool case_open(enum via via, struct stat *st)
 {
-    if (via_shm_open)
-        return shm_open(name_c, O_CREAT | O_RDWR, 0600);
-    char path[96];
-    snprintf(path, sizeof path, "/dev/shm/%s", name_c);
-    return open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    if (via == VIA_SEM_OPEN) {
+        sem_t *sem = sem_open(name_s, O_CREAT | O_RDWR, 0600, 0);
+        if (sem == SEM_FAILED)
+            return false;
+        /* Nothing renames or removes it before the try ends. */
+        bool ok = fstatat(shm_dir, entry, st, AT_SYMLINK_NOFOLLOW) == 0;
+        sem_close(sem);
+        return ok;
+    }
+    int fd;
+    if (via == VIA_SHM_OPEN) {
+        fd = shm_open(name_c, O_CREAT | O_RDWR, 0600);
+    } else {
+        char path[96];
+        snprintf(path, sizeof path, "/dev/shm/%s", name_c);
+        fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    }
+    if (fd < 0)
+        return false;
+    bool ok = fstat(fd, st) == 0;
+    close(fd);
+    return ok;
 }
 
-static int creation_race(bool via_shm_open, uid_t as, struct counts *c)
+static int creation_race(enum via via, uid_t as, struct counts *c)
 {
+    entry = via == VIA_SEM_OPEN ? entry_s : name_c;
     pid_t pid = start_racer(RACE_CREATE, c->tries, as);
     if (pid < 0)
         return 1;
     for (unsigned t = 0; t < c->tries; t++) {
         unsigned before = records;
         race_gate_open(g, t);
-        int fd = case_open(via_shm_open);
+        struct stat mine = { 0 };
+        bool opened = case_open(via, &mine);
         int err = errno;
         race_gate_finish(g, t);
         uint64_t racer_ino = atomic_load(&g->ino);
-        struct stat mine = { 0 };
-        if (fd >= 0)
-            fstat(fd, &mine);
         bool recorded = records != before;
         if (racer_ino)
             c->racer_created++;
-        else if (fd >= 0)
+        else if (opened)
             c->case_created++;
         /* Another owner's object opened with O_CREAT may be refused
            (fs.protected_regular): EACCES, never EEXIST. */
-        if (fd < 0 && !(err == EACCES && as))
+        if (!opened && !(err == EACCES && as))
             c->wrong_errno++;
         if (recorded && racer_ino && last.ino == racer_ino)
             c->foreign_recorded++;
-        if (!racer_ino && fd >= 0 &&
+        if (!racer_ino && opened &&
             (!recorded || !last.has_id || last.ino != (uint64_t)mine.st_ino))
             c->own_missed++;
         if (recorded) {
@@ -197,9 +225,7 @@ static int creation_race(bool via_shm_open, uid_t as, struct counts *c)
             if (racer_ino && fate == MPF__SHM_REMOVED)
                 c->foreign_removed++;
         }
-        if (fd >= 0)
-            close(fd);
-        unlinkat(shm_dir, name_c, 0);
+        unlinkat(shm_dir, entry, 0);
     }
     return end_racer(pid);
 }
@@ -277,23 +303,26 @@ int main(int argc, char **argv)
     }
     snprintf(name_c, sizeof name_c, "mpf-race-%d-name", (int)getpid());
     snprintf(name_f, sizeof name_f, "mpf-race-%d-foreign", (int)getpid());
+    snprintf(name_s, sizeof name_s, "/mpf-race-%d-sem", (int)getpid());
+    snprintf(entry_s, sizeof entry_s, "sem.%s", name_s + 1);
     int bad = 0;
     race_gate_pin(1);
 
     struct {
         const char *what;
-        bool via_shm_open;
+        enum via via;
         uid_t as;
     } runs[] = {
-        { "open(O_CREAT)", false, 0 },
-        { "shm_open(O_CREAT)", true, 0 },
-        { "open(O_CREAT), racer uid 65534", false, 65534 },
+        { "open(O_CREAT)", VIA_OPEN, 0 },
+        { "shm_open(O_CREAT)", VIA_SHM_OPEN, 0 },
+        { "sem_open(O_CREAT)", VIA_SEM_OPEN, 0 },
+        { "open(O_CREAT), racer uid 65534", VIA_OPEN, 65534 },
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         if (runs[i].as && geteuid() != 0)
             continue; /* another uid needs root */
         struct counts c = { .tries = tries };
-        bad += creation_race(runs[i].via_shm_open, runs[i].as, &c);
+        bad += creation_race(runs[i].via, runs[i].as, &c);
         printf("creation race, %s: %u tries, case created %u, racer created "
                "%u; racer's recorded %u, racer's removed %u, case's missed "
                "%u, wrong errno %u\n",
@@ -314,6 +343,7 @@ int main(int argc, char **argv)
 
     unlinkat(shm_dir, name_c, 0);
     unlinkat(shm_dir, name_f, 0);
+    unlinkat(shm_dir, entry_s, 0);
     puts(bad ? "FAILED" : "ok");
     return bad ? 1 : 0;
 }
