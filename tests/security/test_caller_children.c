@@ -31,7 +31,7 @@ int main(void)
     if (mine == 0) {
         sigset_t none;
         sigemptyset(&none);
-        signal(SIGTERM, SIG_DFL);
+        (void)signal(SIGTERM, SIG_DFL);
         sigprocmask(SIG_SETMASK, &none, NULL);
         for (;;)
             pause();

@@ -140,7 +140,7 @@ static pid_t pausing_child(void)
     if (pid == 0) {
         sigset_t none;
         sigemptyset(&none);
-        signal(SIGTERM, SIG_DFL);
+        (void)signal(SIGTERM, SIG_DFL);
         sigprocmask(SIG_SETMASK, &none, NULL);
         for (;;)
             pause();

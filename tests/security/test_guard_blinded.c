@@ -221,7 +221,10 @@ static void steered_descriptors_name_an_unrelated_tree(void **state)
 {
     (void)state;
     const char *bystander = getenv("MPF_TEST_BYSTANDER");
-    assert_non_null(bystander);
+    if (!bystander) {
+        fail_msg("MPF_TEST_BYSTANDER is not set");
+        return;
+    }
     char root[64], path[160];
     int task = fake_task_dir(root, sizeof root);
     snprintf(path, sizeof path, "%s/%d/children", root, (int)getpid());

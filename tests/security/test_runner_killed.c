@@ -140,7 +140,7 @@ static void one_round(int round, bool kill_binary, const char *subject,
                       const char *audit)
 {
     unlink(audit);
-    struct started st;
+    struct started st = { 0 };
     if (!start_subject(subject, audit, &st)) {
         fail(round, "the case never said it was ready");
         if (st.bin > 0) {
@@ -411,7 +411,8 @@ int main(int argc, char **argv)
         return reclaim_check(argv[2], argv[3]);
     if (argc == 4 && strcmp(argv[1], "mpf-run") == 0)
         return mpf_run_check(argv[2], argv[3]);
-    if (argc != 4 || (strcmp(argv[1], "runner") && strcmp(argv[1], "binary")))
+    if (argc != 4 ||
+        (strcmp(argv[1], "runner") != 0 && strcmp(argv[1], "binary") != 0))
         return fprintf(stderr,
                        "usage: %s runner|binary N SUBJECT\n"
                        "       %s reclaim|mpf-run SUBJECT MPF_RUN\n",
