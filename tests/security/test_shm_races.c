@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -98,6 +99,9 @@ enum race { RACE_CREATE, RACE_RENAME };
 
 static void racer(enum race what, unsigned tries, uid_t as)
 {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
+    if (getppid() == 1)
+        _exit(3);
     race_gate_pin(0);
     if (as && setresgid(as, as, as) != 0)
         _exit(3);
