@@ -20,7 +20,7 @@ mkfifo "$dir/ready"
 # child; the fifo says their pids (no sleep to wait for it).
 setsid -f sh -c 'sleep 3600 & echo $$ $! > "$1"; wait' sh "$dir/ready"
 read -r b1 b2 < "$dir/ready"
-MPF_TEST_MARK=$mark MPF_TEST_BYSTANDER="$b1 $b2" MPF_CASE="$offence*" \
+MPF_TEST_TMP=$dir MPF_TEST_MARK=$mark MPF_TEST_BYSTANDER="$b1 $b2" MPF_CASE="$offence*" \
   "$bin" 2>&1
 echo "exit status $?"
 for p in "$b1" "$b2"; do

@@ -44,6 +44,13 @@
 
 #define MAX_FOUND 8
 
+/* Where the fake /proc files go (check_blinded.sh removes it). */
+static const char *tmp_dir(void)
+{
+    const char *t = getenv("MPF_TEST_TMP");
+    return t && *t ? t : "/tmp";
+}
+
 static const char *mark(void)
 {
     const char *m = getenv("MPF_TEST_MARK");
@@ -131,9 +138,9 @@ static void cover_proc(const char *leaf, int fd)
    directory, it says "one thread". */
 static int fake_task_dir(char *path, size_t size)
 {
-    snprintf(path, size, "/tmp/mpf-blinded-XXXXXX");
+    snprintf(path, size, "%s/mpf-blinded-XXXXXX", tmp_dir());
     assert_non_null(mkdtemp(path));
-    char sub[128];
+    char sub[300];
     snprintf(sub, sizeof sub, "%s/%d", path, (int)getpid());
     assert_int_equal(mkdir(sub, 0700), 0);
     return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -194,7 +201,7 @@ static void *thread_with_a_child(void *arg)
 static void dup2_over_task_dir_and_a_thread_s_child(void **state)
 {
     (void)state;
-    char dir[64];
+    char dir[256];
     cover_proc("task", fake_task_dir(dir, sizeof dir));
     assert_int_equal(pipe2(thread_ready, O_CLOEXEC), 0);
     pthread_t t;
@@ -225,7 +232,7 @@ static void steered_descriptors_name_an_unrelated_tree(void **state)
         fail_msg("MPF_TEST_BYSTANDER is not set");
         return;
     }
-    char root[64], path[160];
+    char root[256], path[512];
     int task = fake_task_dir(root, sizeof root);
     snprintf(path, sizeof path, "%s/%d/children", root, (int)getpid());
     int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
@@ -237,8 +244,8 @@ static void steered_descriptors_name_an_unrelated_tree(void **state)
     cover_proc("children", open(path, O_RDONLY | O_CLOEXEC));
     /* /proc/<pid> itself: a directory whose task/<pid>/children is the
        same file. */
-    char top[64];
-    snprintf(top, sizeof top, "/tmp/mpf-blinded-top-XXXXXX");
+    char top[256];
+    snprintf(top, sizeof top, "%s/mpf-blinded-top-XXXXXX", tmp_dir());
     assert_non_null(mkdtemp(top));
     snprintf(path, sizeof path, "%s/task", top);
     assert_int_equal(symlink(root, path), 0);
