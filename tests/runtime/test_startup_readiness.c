@@ -1342,9 +1342,12 @@ l4_two_l3_with_subs_and_sim_chips_comes_up_and_closes_cleanly(void **state)
 
 /* The failure is reported at the speed of a startup, not of the 5 s
    startup timeout: within 100 ms (scaled), or, on a machine busy enough
-   that the same tree's clean startup, measured just before in this run,
-   takes longer, within three times that startup (the bound judges what the
-   machine did, not the test's share of it). */
+   that the same tree's clean startup and close, measured just before in
+   this run, take longer, within three times those (the bound judges what
+   the machine did, not the test's share of it). The failing startup does
+   both: it starts the tree and rolls back what started, and the rollback
+   costs what a close costs (in a coverage build, ~100 ms of counter
+   flushes by the exiting workers). */
 static void one_failing_chip_in_the_tree_reports_within_100ms(void **state)
 {
     mpfw_tree *t;
@@ -1356,7 +1359,9 @@ static void one_failing_chip_in_the_tree_reports_within_100ms(void **state)
                      0);
     double clean = rt_now_s() - t0;
     assert_int_equal(mpfw_tree_close(t), 0);
-    double bound = rt_bound_s(0.1) > 3 * clean ? rt_bound_s(0.1) : 3 * clean;
+    double closed = rt_now_s() - t0 - clean;
+    double machine = 3 * (clean + closed);
+    double bound = rt_bound_s(0.1) > machine ? rt_bound_s(0.1) : machine;
 
     t0 = rt_now_s();
     int rc = mpfw_tree_spin_up(&t,
@@ -1371,8 +1376,8 @@ static void one_failing_chip_in_the_tree_reports_within_100ms(void **state)
                     "chip dev=3: chip on fire");
     if (dt >= bound)
         fail_msg("init took %.1f ms to report the chip failure (bound %.0f "
-                 "ms; the clean startup took %.1f ms)",
-                 dt * 1e3, bound * 1e3, clean * 1e3);
+                 "ms; the clean startup took %.1f ms, its close %.1f ms)",
+                 dt * 1e3, bound * 1e3, clean * 1e3, closed * 1e3);
     assert_int_equal(mpfw_tree_close(t), 0);
 }
 

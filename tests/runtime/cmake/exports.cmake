@@ -3,9 +3,12 @@
 # `nm -D --defined-only` lists must be a function declared in one of the
 # headers given (worker.h's API, testing.h's testing calls, and the
 # worker__ names testing.h lists), or a symbol the toolchain adds (_init,
-# _fini, _edata, _end, __bss_start). Undocumented exports are printed.
+# _fini, _edata, _end, __bss_start; in a gcov build, -DGCOV=ON, also the
+# __gcov_* names and mangle_path that libgcov.a links in with default
+# visibility). Undocumented exports are printed.
 #
-#   cmake -DNM=<nm> -DLIBRARY=<lib.so> "-DHEADERS=<h1>|<h2>" -P exports.cmake
+#   cmake -DNM=<nm> -DLIBRARY=<lib.so> "-DHEADERS=<h1>|<h2>" [-DGCOV=ON]
+#         -P exports.cmake
 foreach(var NM LIBRARY HEADERS)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "exports.cmake: -D${var}=... is required")
@@ -30,6 +33,9 @@ mpf_rt_command_names(exported "[^\n]+" "^.* " "${NM}" -D --defined-only
                      "${LIBRARY}")
 set(undocumented ${exported})
 list(REMOVE_ITEM undocumented ${documented})
+if(GCOV)
+  list(FILTER undocumented EXCLUDE REGEX "^(__gcov_[a-z_]+|mangle_path)$")
+endif()
 list(LENGTH exported n_exported)
 list(LENGTH undocumented n_undocumented)
 if(n_undocumented GREATER 0)
