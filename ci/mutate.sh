@@ -6,6 +6,8 @@
 # the unmutated copy fails its own selections (no verdict is possible then).
 #   ci/mutate.sh            every mutation
 #   ci/mutate.sh NAME...    only those
+#   ci/mutate.sh --check    only that each snippet is found once in the
+#                           checkout (no build; ctest meta.mutations_apply)
 # The copy and its build live in ${BUILD_DIR:-build}-mutate; the checkout
 # itself is never modified. Each run of the tests gets its own /dev/shm (a
 # mount namespace) where that is allowed, so what a mutant leaks there goes
@@ -20,29 +22,6 @@ src=$work/src
 bld=$work/build
 jobs=$(nproc)
 timeout=${MPF_MUTATE_TIMEOUT:-120}
-
-# The copy: tracked files as they are in the checkout now. A file is
-# copied only if its content differs from the copy's (a second run then
-# rebuilds only that), and always with a new time stamp (a restored file
-# must be newer than a mutant's objects).
-mkdir -p "$src" "$bld"
-git ls-files -z | python3 -c '
-import os, shutil, sys
-src = sys.argv[1]
-for f in sys.stdin.buffer.read().decode().split("\0"):
-    if not f:
-        continue
-    dst = os.path.join(src, f)
-    try:
-        if open(f, "rb").read() == open(dst, "rb").read():
-            continue
-    except OSError:
-        pass
-    os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
-    shutil.copyfile(f, dst)
-    shutil.copymode(f, dst)
-' "$src"
-
 
 # Run the tests in a /dev/shm of their own if we may (root, or an
 # unprivileged user namespace); otherwise in the host's, with a note.
@@ -111,6 +90,13 @@ EOF
 }
 
 mapfile -t muts < <(parse list)
+if [ "${1:-}" = --check ]; then
+  for rec in "${muts[@]}"; do
+    parse check "${rec%%$'\t'*}" "$top"
+  done
+  echo "mutate: ${#muts[@]} mutations, each snippet found once"
+  exit 0
+fi
 want=("$@")
 selected=()
 for rec in "${muts[@]}"; do
@@ -120,6 +106,28 @@ for rec in "${muts[@]}"; do
   fi
 done
 [ ${#selected[@]} -gt 0 ] || { echo "mutate: no such mutation: ${want[*]}" >&2; exit 2; }
+
+# The copy: tracked files as they are in the checkout now. A file is
+# copied only if its content differs from the copy's (a second run then
+# rebuilds only that), and always with a new time stamp (a restored file
+# must be newer than a mutant's objects).
+mkdir -p "$src" "$bld"
+git ls-files -z | python3 -c '
+import os, shutil, sys
+src = sys.argv[1]
+for f in sys.stdin.buffer.read().decode().split("\0"):
+    if not f:
+        continue
+    dst = os.path.join(src, f)
+    try:
+        if open(f, "rb").read() == open(dst, "rb").read():
+            continue
+    except OSError:
+        pass
+    os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
+    shutil.copyfile(f, dst)
+    shutil.copymode(f, dst)
+' "$src"
 
 # Every snippet must be found once before anything is built.
 for rec in "${selected[@]}"; do
