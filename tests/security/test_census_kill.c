@@ -22,16 +22,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-#define CHECK(cond, ...)                            \
-    do {                                            \
-        if (!(cond)) {                              \
-            fprintf(stderr, "line %d: ", __LINE__); \
-            fprintf(stderr, __VA_ARGS__);           \
-            fprintf(stderr, "\n");                  \
-            return 1;                               \
-        }                                           \
-    } while (0)
+#include "../check.h"
 
 static struct mpf__procs procs;
 
