@@ -4,7 +4,8 @@
  * from outside (test_runner_killed.c drives it): the case creates two shm
  * objects and a child, says so on the descriptor MPF_TEST_READY_FD names
  * ("<runner> <child> <name> <name>\n"), then waits to be killed. The
- * second case passes.
+ * second case passes. MPF_TEST_BLOCK_ORPHAN_SIGNAL: the case blocks the
+ * runner's parent-death signal first.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,8 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +45,14 @@ static void case_makes_objects_and_a_child_then_waits(void **state)
     if (child == 0)
         for (;;)
             pause();
+    /* A case that blocks the runner's parent-death signal (supervisor.c):
+       the runner outlives its supervisor until someone ends it. */
+    if (getenv("MPF_TEST_BLOCK_ORPHAN_SIGNAL")) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGRTMAX - 1);
+        assert_int_equal(pthread_sigmask(SIG_BLOCK, &set, NULL), 0);
+    }
     char line[256];
     int len = snprintf(line, sizeof line, "%d %d %s %s\n", (int)getpid(),
                        (int)child, names[0] + 1, names[1] + 1);

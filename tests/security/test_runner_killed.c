@@ -286,6 +286,58 @@ static void run_reclaim(const char *mpf_run)
  * removes them and writes the case's audit line, and removes nothing of a
  * live run nor an object that only looks like the dead run's.
  */
+/*
+ * A runner that outlives its supervisor (its case blocks the parent-death
+ * signal, so it does not end the case itself): its page is not a dead
+ * run's while it lives, and --reclaim leaves it (it would race the
+ * runner's own cleanup otherwise); once the runner is dead, --reclaim
+ * takes it.
+ */
+static void orphan_check(const char *subject, const char *mpf_run,
+                         const char *cwd)
+{
+    char audit[320];
+    snprintf(audit, sizeof audit, "%s/reclaim_orphan_%d.jsonl", cwd,
+             (int)getpid());
+    unlink(audit);
+    struct started orphan;
+    setenv("MPF_TEST_BLOCK_ORPHAN_SIGNAL", "1", 1);
+    bool started = start_subject(subject, audit, &orphan);
+    unsetenv("MPF_TEST_BLOCK_ORPHAN_SIGNAL");
+    if (!started) {
+        fail(0, "the orphan subject never said it was ready");
+        return;
+    }
+    int runner_fd = pidfd_open(orphan.runner);
+    int child_fd = pidfd_open(orphan.child);
+    kill(orphan.bin, SIGKILL); /* the supervisor only */
+    while (waitpid(orphan.bin, NULL, 0) < 0 && errno == EINTR)
+        ;
+    run_reclaim(mpf_run);
+    const char *text = read_all(audit);
+    char l[4096];
+    if (!shm_exists(orphan.name[0]) || !shm_exists(orphan.name[1]) ||
+        (text && audit_line(text, "case_makes_objects_and_a_child_then_waits",
+                            l, sizeof l)))
+        fail(0, "--reclaim took the page of a runner that still lives");
+    syscall(SYS_pidfd_send_signal, runner_fd, SIGKILL, NULL, 0);
+    if (!ends(runner_fd))
+        fail(0, "the orphaned runner outlived its SIGKILL");
+    syscall(SYS_pidfd_send_signal, child_fd, SIGKILL, NULL, 0);
+    if (!ends(child_fd))
+        fail(0, "the orphaned runner's child outlived its SIGKILL");
+    run_reclaim(mpf_run);
+    text = read_all(audit);
+    if (shm_exists(orphan.name[0]) || shm_exists(orphan.name[1]) || !text ||
+        !audit_line(text, "case_makes_objects_and_a_child_then_waits", l,
+                    sizeof l) ||
+        !strstr(l, "--reclaim"))
+        fail(0, "--reclaim left the page of a dead orphaned runner");
+    close(runner_fd);
+    close(child_fd);
+    unlink(audit);
+}
+
 static int reclaim_check(const char *subject, const char *mpf_run)
 {
     char audit_dead[320], audit_live[320], similar[96];
@@ -338,6 +390,7 @@ static int reclaim_check(const char *subject, const char *mpf_run)
         !strstr(l, "\"test\":\"error\"") || !strstr(l, "--reclaim") ||
         !strstr(l, "\"shm_leaks\":2"))
         fail(0, "the dead run's case has no audit line from the reclaim");
+    orphan_check(subject, mpf_run, cwd);
     /* The live run ends as any killed runner does. */
     int live_fd = pidfd_open(live.runner);
     syscall(SYS_pidfd_send_signal, live_fd, SIGKILL, NULL, 0);
