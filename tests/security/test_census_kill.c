@@ -21,17 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../fixture/inprocess_check.h"
 #include "internal.h"
-
-#define CHECK(cond, ...)                            \
-    do {                                            \
-        if (!(cond)) {                              \
-            fprintf(stderr, "line %d: ", __LINE__); \
-            fprintf(stderr, __VA_ARGS__);           \
-            fprintf(stderr, "\n");                  \
-            return 1;                               \
-        }                                           \
-    } while (0)
 
 static struct mpf__procs procs;
 
