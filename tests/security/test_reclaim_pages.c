@@ -39,11 +39,12 @@ static const char *path_of(const char *tail)
     return path;
 }
 
-static const char *named(const char *fmt, int k)
+/* "<pid>-<mark><this process's pid>-<n>": a name of this run. */
+static const char *named(const char *pid, const char *mark, const char *n)
 {
-    char *n = names[n_names++];
-    snprintf(n, sizeof names[0], fmt, (int)getpid(), k);
-    return n;
+    char *name = names[n_names++];
+    snprintf(name, sizeof names[0], "%s-%s%d-%s", pid, mark, (int)getpid(), n);
+    return name;
 }
 
 static int make(const char *tail, enum kind kind)
@@ -139,12 +140,16 @@ static int reclaim_takes_only_pages_of_dead_runs(void)
 
 int main(void)
 {
-    const char *formats[] = { "x-%d-%d", "0-%d-%d", "2147483648-%d-%d",
-                              DEAD "-x%d-%d", DEAD "-%d-x%d" };
+    static const char *const parts[10][3] = {
+        { "x", "", "0" },   { "0", "", "0" },   { "2147483648", "", "0" },
+        { DEAD, "x", "0" }, { DEAD, "", "x0" }, { DEAD, "", "1" },
+        { DEAD, "", "2" },  { DEAD, "", "3" },  { DEAD, "", "4" },
+        { DEAD, "", "5" },
+    };
     for (int i = 0; i < 10; i++)
-        left[i] = named(i < 5 ? formats[i] : DEAD "-%d-%d", i < 5 ? 0 : i - 4);
-    never = named(DEAD "-%d-%d", 6);
-    ended = named(DEAD "-%d-%d", 7);
+        left[i] = named(parts[i][0], parts[i][1], parts[i][2]);
+    never = named(DEAD, "", "6");
+    ended = named(DEAD, "", "7");
     int rc = reclaim_takes_only_pages_of_dead_runs();
     for (unsigned i = 0; i < n_names; i++)
         unlink(path_of(names[i]));
