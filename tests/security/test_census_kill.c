@@ -21,8 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../fixture/inprocess_check.h"
 #include "internal.h"
-#include "../check.h"
 
 static struct mpf__procs procs;
 

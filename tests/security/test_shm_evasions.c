@@ -3,7 +3,10 @@
  * test_shm_evasions.c — /dev/shm objects a case leaves by a way of naming
  * them that is not "/dev/shm/<name>": a descriptor of /dev/shm (openat,
  * renameat, linkat, mkdirat), a doubled slash or a "." in the path, a
- * relative path from a working directory of /dev/shm. Each must be
+ * relative path from a working directory of /dev/shm, renameat2() with
+ * RENAME_NOREPLACE, an unnamed file linked in by its descriptor. Renames
+ * and links that fail, or that stay outside /dev/shm, keep their own
+ * result and are not ledgered. Each must be
  * ledgered, named and removed as the plain form is (not only a warning of
  * the /dev/shm watch, which a passing case's console never shows): each
  * case passes only if the report names its leak (mpf_expect), and the
@@ -16,6 +19,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +132,93 @@ static void mkdirat_of_a_dev_shm_descriptor_is_ledgered(void **state)
     mpf_expect(MPF_SHM_LEAK, name_of("dir"));
 }
 
+/* renameat2() with RENAME_NOREPLACE into a free name: the new name. */
+static void renameat2_noreplace_is_ledgered(void **state)
+{
+    (void)state;
+    char from[160];
+    snprintf(from, sizeof from, "/dev/shm/%s", name_of("before-rename2"));
+    close_new(open(from, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600));
+    int dir = shm_dir();
+    char to[128];
+    snprintf(to, sizeof to, "%s", name_of("renamed2"));
+    assert_int_equal(renameat2(dir, name_of("before-rename2"), dir, to,
+                               RENAME_NOREPLACE),
+                     0);
+    close(dir);
+    mpf_expect(MPF_SHM_LEAK, to);
+}
+
+/* A descriptor of an unnamed file (O_TMPFILE) linked into /dev/shm by
+   AT_EMPTY_PATH: the object the descriptor holds, under its new name. */
+static void linkat_of_an_unnamed_file_is_ledgered(void **state)
+{
+    (void)state;
+    int fd = open("/dev/shm", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0)
+        skip(); /* no O_TMPFILE on this /dev/shm */
+    int dir = shm_dir();
+    int rc = linkat(fd, "", dir, name_of("tmpfile"), AT_EMPTY_PATH);
+    int err = errno;
+    close(dir);
+    close(fd);
+    if (rc != 0 && (err == ENOENT || err == EPERM))
+        skip(); /* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH */
+    assert_int_equal(rc, 0);
+    mpf_expect(MPF_SHM_LEAK, name_of("tmpfile"));
+}
+
+/* Renames and links into /dev/shm that fail: the caller gets the call's
+   own error, both names stay what they were, and the case, which removes
+   what it made, leaves nothing (no report). */
+static void failed_renames_and_links_keep_their_errors(void **state)
+{
+    (void)state;
+    char a[160], b[160];
+    snprintf(a, sizeof a, "/dev/shm/%s", name_of("taken-a"));
+    snprintf(b, sizeof b, "/dev/shm/%s", name_of("taken-b"));
+    close_new(open(a, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600));
+    close_new(open(b, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600));
+    struct stat before, after;
+    assert_int_equal(stat(b, &before), 0);
+    errno = 0;
+    assert_int_equal(renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_NOREPLACE), -1);
+    assert_int_equal(errno, EEXIST);
+    errno = 0;
+    assert_int_equal(link(a, b), -1);
+    assert_int_equal(errno, EEXIST);
+    char missing[160];
+    snprintf(missing, sizeof missing, "/dev/shm/%s", name_of("missing"));
+    errno = 0;
+    assert_int_equal(rename(missing, b), -1);
+    assert_int_equal(errno, ENOENT);
+    errno = 0;
+    assert_int_equal(link(missing, name_of("never")), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(stat(b, &after), 0);
+    assert_true(after.st_ino == before.st_ino);
+    assert_int_equal(unlink(a), 0);
+    assert_int_equal(unlink(b), 0);
+}
+
+/* Renames and links outside /dev/shm are the case's own business: done,
+   nothing ledgered, nothing reported. */
+static void renames_and_links_elsewhere_are_not_ledgered(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mpf-evade-XXXXXX", a[64], b[64], c[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(a, sizeof a, "%s/a", dir);
+    snprintf(b, sizeof b, "%s/b", dir);
+    snprintf(c, sizeof c, "%s/c", dir);
+    close_new(open(a, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600));
+    assert_int_equal(rename(a, b), 0);
+    assert_int_equal(link(b, c), 0);
+    assert_int_equal(unlink(b), 0);
+    assert_int_equal(unlink(c), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 /* Nothing of this run is left in /dev/shm. */
 static int group_teardown(void **state)
 {
@@ -160,6 +251,10 @@ int main(void)
         mpf_unit_test(renameat_of_a_dev_shm_descriptor_is_ledgered, 5000),
         mpf_unit_test(linkat_of_a_dev_shm_descriptor_is_ledgered, 5000),
         mpf_unit_test(mkdirat_of_a_dev_shm_descriptor_is_ledgered, 5000),
+        mpf_unit_test(renameat2_noreplace_is_ledgered, 5000),
+        mpf_unit_test(linkat_of_an_unnamed_file_is_ledgered, 5000),
+        mpf_unit_test(failed_renames_and_links_keep_their_errors, 5000),
+        mpf_unit_test(renames_and_links_elsewhere_are_not_ledgered, 5000),
     };
     return mpf_run_group_tests(tests, NULL, group_teardown);
 }
