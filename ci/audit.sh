@@ -63,7 +63,7 @@ passed=$(grep -c '^pass ' "$audit/audit.txt" || true)
 failed=$(grep -c '^fail ' "$audit/audit.txt" || true)
 echo "audit: $((passed + failed)) cases, $passed passed, $failed failed"
 # Each failed case with its kinds (and its test's outcome), at most 20.
-grep '^fail ' "$audit/audit.txt" | awk '{ print "  " $2, $3, $4 }' | head -20
+{ grep '^fail ' "$audit/audit.txt" || true; } | awk '{ print "  " $2, $3, $4 }' | head -20
 [ "$failed" -le 20 ] || echo "  … and $((failed - 20)) more in $build/audit/audit.txt"
 echo "audit: reports in $build/audit/ (audit.txt, audit.md, audit.html, junit.xml, audit.jsonl, ctest.log)"
 echo "audit: ctest status $ctest_status, audit status $audit_status"
