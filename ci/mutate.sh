@@ -33,18 +33,23 @@ elif unshare -rm true 2>/dev/null; then
 else
   echo "mutate: no mount namespace here: the tests share the host's /dev/shm"
 fi
+# Under ci/no_leftovers.py: what a mutant leaves running (a cleanup it
+# broke) is killed when its tests end, and fails them.
 run_ctest() { # <log> <timeout> <ctest selection...>
   local log=$1 t=${2:-$timeout}; shift 2
+  local guarded=(python3 "$top/ci/no_leftovers.py" --
+                 ctest --test-dir "$bld" --timeout "$t" -j"$jobs" "$@")
   if [ ${#isolate[@]} -gt 0 ]; then
     "${isolate[@]}" sh -c 'mount -t tmpfs -o mode=1777,size=64m mpf-mutate /dev/shm && exec "$@"' \
-      sh ctest --test-dir "$bld" --timeout "$t" -j"$jobs" "$@" > "$log" 2>&1
+      sh "${guarded[@]}" > "$log" 2>&1
   else
-    ctest --test-dir "$bld" --timeout "$t" -j"$jobs" "$@" > "$log" 2>&1
+    "${guarded[@]}" > "$log" 2>&1
   fi
 }
 
 # ci/mutations.txt -> one record per line: name, file, tests, what,
-# timeout and build, tab-separated.
+# timeout and build, separated by \x1f (not a tab: read would merge the
+# empty fields a tab leaves, and a missing timeout took the build list).
 # Applying and restoring is done by the same parser (python3, in bootstrap).
 parse() {
   python3 - "$top/ci/mutations.txt" "$@" <<'EOF'
@@ -73,7 +78,7 @@ for m in muts:
             sys.exit("mutations.txt: %s has no %s" % (m.get("name"), k))
 if cmd == "list":
     for m in muts:
-        print("\t".join((m["name"], m["file"], m["tests"], m["what"],
+        print("\x1f".join((m["name"], m["file"], m["tests"], m["what"],
                          m.get("timeout", ""), m.get("build", ""))))
     sys.exit(0)
 name, root = sys.argv[3], sys.argv[4]
@@ -92,7 +97,7 @@ EOF
 mapfile -t muts < <(parse list)
 if [ "${1:-}" = --check ]; then
   for rec in "${muts[@]}"; do
-    parse check "${rec%%$'\t'*}" "$top"
+    parse check "${rec%%$'\x1f'*}" "$top"
   done
   echo "mutate: ${#muts[@]} mutations, each snippet found once"
   exit 0
@@ -100,7 +105,7 @@ fi
 want=("$@")
 selected=()
 for rec in "${muts[@]}"; do
-  name=${rec%%$'\t'*}
+  name=${rec%%$'\x1f'*}
   if [ ${#want[@]} -eq 0 ] || printf '%s\n' "${want[@]}" | grep -qx "$name"; then
     selected+=("$rec")
   fi
@@ -131,7 +136,7 @@ for f in sys.stdin.buffer.read().decode().split("\0"):
 
 # Every snippet must be found once before anything is built.
 for rec in "${selected[@]}"; do
-  parse check "${rec%%$'\t'*}" "$src"
+  parse check "${rec%%$'\x1f'*}" "$src"
 done
 
 start=$(date +%s)
@@ -143,7 +148,7 @@ cmake --build "$bld" -j"$jobs" > "$work/build.log" 2>&1 || {
 # The selections must pass on the unmutated copy, or a kill means nothing.
 baseline_bad=0
 for rec in "${selected[@]}"; do
-  IFS=$'\t' read -r name file tests what mtimeout _ <<< "$rec"
+  IFS=$'\x1f' read -r name file tests what mtimeout _ <<< "$rec"
   read -ra sel <<< "$tests"
   if ! run_ctest "$work/baseline.$name.log" "$mtimeout" "${sel[@]}"; then
     echo "mutate: baseline FAILED for $name ($tests):"
@@ -159,7 +164,7 @@ done
 killed=0 survived=0 invalid=0
 report=()
 for rec in "${selected[@]}"; do
-  IFS=$'\t' read -r name file tests what mtimeout mbuild <<< "$rec"
+  IFS=$'\x1f' read -r name file tests what mtimeout mbuild <<< "$rec"
   read -ra sel <<< "$tests"
   # build: only these targets (the selection's binaries and what they
   # list with): a mutant of libmpfixture need not relink every suite.
