@@ -8,6 +8,9 @@
  *                                           SIGKILL of the whole group
  *   test_runner_killed mpf-run SUBJECT MPF_RUN   SIGTERM, then SIGKILL, of
  *                                           mpf-run running SUBJECT
+ *   test_runner_killed plain-tree SUBJECT MPF_RUN  SIGKILL of mpf-run, then
+ *                                           of its guard, running a plain
+ *                                           program's tree (SUBJECT)
  *
  * Each round runs SUBJECT (runner_killed_subject) with MPF_AUDIT set, waits
  * until its first case says it has made its shm objects and its child (a
@@ -491,6 +494,116 @@ static int mpf_run_check(const char *subject, const char *mpf_run)
     return failures ? 1 : 0;
 }
 
+/* What each process of the plain tree is, for a message. */
+static const char *const tree_roles[] = { "mpf-run's guard", "the command",
+                                          "the command's child",
+                                          "the command's daemon" };
+
+/*
+ * mpf-run killed with a plain program's tree under it (plain_tree_subject:
+ * no header of ours, a shm object, a child, a daemon re-parented to the
+ * guard). Round 1 SIGKILLs mpf-run, the pid its caller holds: its guard
+ * ends the whole tree at once, removes the object and writes the run's
+ * audit line (test "error", "mpf-run was killed"). Round 2 SIGKILLs the
+ * guard: mpf-run ends what the run left, removes the object from the
+ * ledger of the page its guard handed it, writes the case's audit line
+ * and exits 125. Either way nothing of the tree is left running.
+ */
+static int plain_tree_check(const char *subject, const char *mpf_run)
+{
+    char cwd[256];
+    if (!getcwd(cwd, sizeof cwd))
+        return perror("getcwd"), 2;
+    for (int round = 1; round <= 2; round++) {
+        bool kill_guard = round == 2;
+        char audit[320];
+        snprintf(audit, sizeof audit, "%s/plain_tree_%d.jsonl", cwd,
+                 (int)getpid());
+        unlink(audit);
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) != 0)
+            return perror("pipe2"), 2;
+        pid_t bin = fork();
+        if (bin < 0)
+            return perror("fork"), 2;
+        if (bin == 0) {
+            setpgid(0, 0);
+            if (dup2(p[1], READY_FD) < 0)
+                _exit(126);
+            execl(mpf_run, mpf_run, "--audit", audit, "--", subject,
+                  (char *)NULL);
+            _exit(127);
+        }
+        close(p[1]);
+        char line[256] = "", name[64] = "";
+        pid_t tree[4] = { 0 }; /* guard, command, child, daemon */
+        FILE *r = fdopen(p[0], "r");
+        if (!r || !fgets(line, sizeof line, r) ||
+            sscanf(line, "%d %d %d %63s", &tree[1], &tree[2], &tree[3], name) !=
+                4) {
+            fail(round, "the plain tree never said it was ready");
+            kill(-bin, SIGKILL);
+            return 1;
+        }
+        fclose(r);
+        tree[0] = parent_of(tree[1]);
+        int fds[4], bin_fd = pidfd_open(bin);
+        for (int i = 0; i < 4; i++)
+            fds[i] = pidfd_open(tree[i]);
+        if (bin_fd < 0 || fds[0] < 0 || fds[1] < 0 || fds[2] < 0 ||
+            fds[3] < 0) {
+            fail(round, "pidfd_open");
+            kill(-bin, SIGKILL);
+            return 1;
+        }
+        syscall(SYS_pidfd_send_signal, kill_guard ? fds[0] : bin_fd, SIGKILL,
+                NULL, 0);
+        int status = 0;
+        while (waitpid(bin, &status, 0) < 0 && errno == EINTR)
+            ;
+        for (int i = 0; i < 4; i++) {
+            if (!ends(fds[i])) {
+                char m[128];
+                snprintf(m, sizeof m, "%s (pid %d) outlived the kill",
+                         tree_roles[i], (int)tree[i]);
+                fail(round, m);
+                syscall(SYS_pidfd_send_signal, fds[i], SIGKILL, NULL, 0);
+            }
+            close(fds[i]);
+        }
+        close(bin_fd);
+        alarm(60); /* what landed here (a child subreaper) has ended */
+        while (wait(NULL) > 0 || errno == EINTR)
+            ;
+        alarm(0);
+        if (kill_guard && (!WIFEXITED(status) || WEXITSTATUS(status) != 125))
+            fail(round, "mpf-run did not exit 125 when its guard was killed");
+        if (shm_exists(name)) {
+            fail(round, "the command's object is left");
+            char path[96];
+            snprintf(path, sizeof path, "/dev/shm/%s", name);
+            unlink(path);
+        }
+        const char *text = read_all(audit);
+        char l[4096];
+        char said[96];
+        snprintf(said, sizeof said,
+                 kill_guard ? "mpf-run's guard (pid %d) was killed by signal 9"
+                            : "mpf-run was killed",
+                 (int)tree[0]);
+        if (!text || !audit_line(text, "plain_tree_subject", l, sizeof l) ||
+            !strstr(l, "\"verdict\":\"fail\"") ||
+            !strstr(l, "\"test\":\"error\"") || !strstr(l, said) ||
+            !strstr(l, "\"shm_leaks\":1")) {
+            fprintf(stderr, "%s\n", text ? text : "(no audit file)");
+            fail(round, "the run's audit line does not say it was killed");
+        }
+        unlink(audit);
+    }
+    printf("plain tree: %d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
@@ -499,11 +612,13 @@ int main(int argc, char **argv)
         return reclaim_check(argv[2], argv[3]);
     if (argc == 4 && strcmp(argv[1], "mpf-run") == 0)
         return mpf_run_check(argv[2], argv[3]);
+    if (argc == 4 && strcmp(argv[1], "plain-tree") == 0)
+        return plain_tree_check(argv[2], argv[3]);
     if (argc != 4 ||
         (strcmp(argv[1], "runner") != 0 && strcmp(argv[1], "binary") != 0))
         return fprintf(stderr,
                        "usage: %s runner|binary N SUBJECT\n"
-                       "       %s reclaim|mpf-run SUBJECT MPF_RUN\n",
+                       "       %s reclaim|mpf-run|plain-tree SUBJECT MPF_RUN\n",
                        argv[0], argv[0]),
                2;
     int rounds = atoi(argv[2]);
