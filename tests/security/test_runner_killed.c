@@ -364,13 +364,21 @@ static int reclaim_check(const char *subject, const char *mpf_run)
     int fd = open(similar, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd >= 0)
         close(fd);
+    /* Opened while both live (unreaped): --reclaim leaves the page of a
+       runner still alive, so the runner's end is awaited, not assumed. */
+    int child_fd = pidfd_open(dead.child), runner_fd = pidfd_open(dead.runner);
     kill(-dead.bin, SIGKILL); /* the whole group: nobody left to clean */
     while (waitpid(dead.bin, NULL, 0) < 0 && errno == EINTR)
         ;
     /* What landed here ends: the runner, its watchdog, the case's child. */
-    int child_fd = pidfd_open(dead.child);
-    if (child_fd >= 0 && !ends(child_fd))
+    if (child_fd < 0 || !ends(child_fd))
         fail(0, "the dead run's child is still alive");
+    if (runner_fd < 0 || !ends(runner_fd))
+        fail(0, "the dead run's runner is still alive");
+    if (runner_fd >= 0)
+        close(runner_fd);
+    if (child_fd >= 0)
+        close(child_fd);
     if (!shm_exists(dead.name[0]) || !shm_exists(dead.name[1]))
         fail(0, "the dead run's objects are gone before the reclaim: "
                 "the test proves nothing");
