@@ -4,7 +4,11 @@
 # each configured, built and its ctest run: find_package from an install
 # into a temporary prefix (Make), pkg-config from the same install (Ninja),
 # FetchContent from this checkout with nothing downloaded (Ninja, clang).
-# Each ctest must list exactly the consumer's four tests, none of ours.
+# Those use the fake-chip companion by its name (mpfixture::fakechips,
+# mpfixture-fakechips.pc, <mpfixture/fakechips.h>); find_package and
+# pkg-config once more with its deprecated 0.2 names (mpfixture::fake_chips,
+# which must warn, mpfixture-fake-chips.pc, <mpfixture/mpfixture_worker.h>).
+# Each ctest must list exactly the consumer's five tests, none of ours.
 # Then the docs' recipes verbatim (below): the FetchContent recipe and
 # example of docs/getting-started.md, the clone-and-install step of
 # docs/ci-recipes.md, and README.md's example built on that install.
@@ -19,36 +23,49 @@ prefix=$work/prefix
 jobs=$(nproc)
 [ "$jobs" -le 2 ] || jobs=2
 
-expected="test_counter.forgotten_object_is_reported
+expected="test_chips.a_tree_of_fake_chips_comes_up
+test_counter.forgotten_object_is_reported
 test_counter.workers_add_up
 test_counter_cpp.undeclared_leak_fails_by_name
 test_counter_cpp.workers_add_up"
 
-# consumer <way> <cmake args>...: configure, build, list, run.
+# consumer <name> <way> <cmake args>...: configure, build, list, run.
 consumer() {
-  local way=$1 dir=$work/$1 start=$SECONDS
-  shift
+  local name=$1 way=$2 dir=$work/$1 start=$SECONDS
+  shift 2
   if ! cmake -S "$src" -B "$dir" -DMPFIXTURE_VIA="$way" "$@" >"$dir.log" 2>&1 ||
      ! cmake --build "$dir" -j"$jobs" >>"$dir.log" 2>&1; then
     cat "$dir.log"
-    echo "consumer: $way: configure or build failed" >&2
+    echo "consumer: $name: configure or build failed" >&2
     return 1
   fi
   local listed
   listed=$(ctest --test-dir "$dir" -N | sed -n 's/^ *Test *#[0-9]*: //p' | sort)
   if [ "$listed" != "$expected" ]; then
-    printf 'consumer: %s: ctest lists\n%s\nexpected\n%s\n' "$way" "$listed" "$expected" >&2
+    printf 'consumer: %s: ctest lists\n%s\nexpected\n%s\n' "$name" "$listed" "$expected" >&2
     return 1
   fi
   ctest --test-dir "$dir" --output-on-failure -j"$jobs" >"$dir.ctest" 2>&1 ||
-    { cat "$dir.ctest"; echo "consumer: $way: ctest failed" >&2; return 1; }
-  echo "consumer: $way: 4 of 4 tests passed ($((SECONDS - start)) s)"
+    { cat "$dir.ctest"; echo "consumer: $name: ctest failed" >&2; return 1; }
+  # The deprecated target warns where it is linked; the new names do not.
+  local warned=0
+  grep -q "mpfixture::fake_chips is 0.2's name of mpfixture::fakechips" "$dir.log" && warned=1
+  if [ "$warned" != "${want_deprecation:-0}" ]; then
+    cat "$dir.log"
+    echo "consumer: $name: deprecation warning of mpfixture::fake_chips: $warned, expected ${want_deprecation:-0}" >&2
+    return 1
+  fi
+  echo "consumer: $name: 5 of 5 tests passed ($((SECONDS - start)) s)"
 }
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
-consumer package -DCMAKE_PREFIX_PATH="$prefix"
-PKG_CONFIG_PATH=$prefix/lib/pkgconfig consumer pkg-config -G Ninja
-CC=clang CXX=clang++ consumer fetchcontent -G Ninja \
+consumer package package -DCMAKE_PREFIX_PATH="$prefix"
+want_deprecation=1 consumer package-0.2-names package -DCMAKE_PREFIX_PATH="$prefix" \
+  -DMPFIXTURE_OLD_NAMES=ON
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig consumer pkg-config pkg-config -G Ninja
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig consumer pkg-config-0.2-names pkg-config -G Ninja \
+  -DMPFIXTURE_OLD_NAMES=ON
+CC=clang CXX=clang++ consumer fetchcontent fetchcontent -G Ninja \
   -DFETCHCONTENT_SOURCE_DIR_MPFIXTURE="$PWD" -DFETCHCONTENT_FULLY_DISCONNECTED=ON
 
 # ctest -T memcheck of a project using the installed package: a clean

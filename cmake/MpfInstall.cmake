@@ -9,7 +9,7 @@ set(MPF_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/mpfixture)
 set(MPF_DOC_DIR ${CMAKE_INSTALL_DATAROOTDIR}/doc/mpfixture)
 
 # Libraries, with their SONAME links; headers in include/mpfixture/.
-install(TARGETS mpfixture mpf_worker mpfixture_worker
+install(TARGETS mpfixture mpf_worker mpfixture_fakechips
   EXPORT mpfixtureTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -21,8 +21,10 @@ endif()
 install(FILES
     ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/mpfixture.h
     ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/cmocka.h
-    ${PROJECT_SOURCE_DIR}/fixture/worker/include/mpfixture/mpfixture_worker.h
     ${PROJECT_SOURCE_DIR}/runtime/include/mpfixture/worker.h
+    ${PROJECT_SOURCE_DIR}/fakechips/include/mpfixture/fakechips.h
+    # 0.2's name of fakechips.h, forwarding to it (0.3 only).
+    ${PROJECT_SOURCE_DIR}/fakechips/include/mpfixture/mpfixture_worker.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mpfixture)
 
 # Programs: mpf-run (shared builds: it preloads libmpfixture.so) and the
@@ -58,9 +60,10 @@ install(FILES
 
 # pkg-config: mpfixture (the guard, with cmocka), mpfixture-cmocka-dropin
 # (the guard for unchanged sources, shared builds), mpfixture-worker (the
-# runtime), mpfixture-fake-chips (the companion). The prefix is the one
-# of the install itself (cmake --install --prefix, or CPack's /usr), so
-# the .pc files are written at install time.
+# runtime), mpfixture-fakechips (the companion), and mpfixture-fake-chips,
+# 0.2's name of mpfixture-fakechips that requires it and adds nothing (0.3
+# only). The prefix is the one of the install itself (cmake --install
+# --prefix, or CPack's /usr), so the .pc files are written at install time.
 set(_mpf_pc_common "prefix=@PREFIX@
 exec_prefix=\${prefix}
 libdir=\${prefix}/${CMAKE_INSTALL_LIBDIR}
@@ -90,15 +93,21 @@ Libs: -L\${libdir} -lmpfworker
 Libs.private: -lpthread -lm
 Cflags: -I\${includedir}
 ")
-file(WRITE ${PROJECT_BINARY_DIR}/pc-in/mpfixture-fake-chips.pc "${_mpf_pc_common}
-Name: mpfixture-fake-chips
+file(WRITE ${PROJECT_BINARY_DIR}/pc-in/mpfixture-fakechips.pc "${_mpf_pc_common}
+Name: mpfixture-fakechips
 Description: worker trees of fake chips owned by a guarded case
 Version: ${PROJECT_VERSION}
 Requires: mpfixture = ${PROJECT_VERSION}, mpfixture-worker = ${PROJECT_VERSION}
-Libs: -L\${libdir} -lmpfixture_worker
+Libs: -L\${libdir} -lmpfixture_fakechips
 Cflags: -I\${includedir}
 ")
-set(_mpf_pcs mpfixture mpfixture-worker mpfixture-fake-chips)
+file(WRITE ${PROJECT_BINARY_DIR}/pc-in/mpfixture-fake-chips.pc "${_mpf_pc_common}
+Name: mpfixture-fake-chips
+Description: deprecated name of mpfixture-fakechips (0.3 only): use that
+Version: ${PROJECT_VERSION}
+Requires: mpfixture-fakechips = ${PROJECT_VERSION}
+")
+set(_mpf_pcs mpfixture mpfixture-worker mpfixture-fakechips mpfixture-fake-chips)
 if(TARGET mpfixture_cmocka_dropin)
   list(APPEND _mpf_pcs mpfixture-cmocka-dropin)
 endif()
@@ -143,7 +152,7 @@ set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "libmpfixture fails a cmocka test case, by 
 object, a live or escaped process, a zombie, a descriptor or a forked child
 that unwound into the runner, or overruns its time budget; then it cleans
 up. Includes mpf-run (audit any command), mpf-audit (render audit files),
-the worker runtime and fake-chip companion libraries, headers, the CMake
+the worker runtime and fakechips companion libraries, headers, the CMake
 package with its test module, and pkg-config files.")
 set(CPACK_SOURCE_GENERATOR TGZ)
 set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git" "/build[^/]*/")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Line, function and branch coverage of fixture/ and runtime/ (the fake-chip
-# companion fixture/worker/ included) by the ctest suite, soak excluded:
+# Line, function and branch coverage of fixture/, runtime/ and fakechips/
+# (the fake-chip companion) by the ctest suite, soak excluded:
 # builds an instrumented tree in ${BUILD_DIR:-build}-coverage, runs the tests
 # there, writes an lcov HTML report to <that tree>/coverage-html and ends with
 #   coverage: lines NN.N% functions NN.N% branches NN.N%
@@ -34,7 +34,7 @@ lcov --quiet "${lcov_rc[@]}" --capture --directory "$build" \
 grep -v '^Subroutine .* redefined' "$build/lcov-capture.stderr" >&2 || true
 [ "$capture_status" -eq 0 ] || exit "$capture_status"
 lcov --quiet "${lcov_rc[@]}" --extract "$info" "$PWD/fixture/*" "$PWD/runtime/*" \
-  --output-file "$info"
+  "$PWD/fakechips/*" --output-file "$info"
 lcov --quiet "${lcov_rc[@]}" --remove "$info" '*/tests/*' --output-file "$info"
 rm -rf "$build/coverage-html"
 genhtml --quiet --branch-coverage --output-directory "$build/coverage-html" "$info"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_tree_spec.c — libFuzzer harness of the tree-spec parser
- * (fixture/worker/src/tree_spec.c). Parse only: nothing is built, forked
+ * (fakechips/src/tree_spec.c). Parse only: nothing is built, forked
  * or created in /dev/shm.
  *
  * Oracles beyond the sanitizers: a refused spec says why (-EINVAL or

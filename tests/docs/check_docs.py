@@ -160,7 +160,7 @@ def check_refs():
 
 TREE_PATH = re.compile(
     r"`(?:\./)?((?:\.ci|ci|fixture|tests|docs|runtime|cmake|bench|coverage|"
-    r"fuzz|examples)/[^`\s*<>…]*)`")
+    r"fuzz|examples|fakechips)/[^`\s*<>…]*)`")
 
 
 def check_paths():

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include "fakechips.h"
 
 /* Options for trees in tests: deadlines well above what a loaded 2-core
    machine needs, well below the case budgets. */

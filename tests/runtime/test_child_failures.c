@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include "fakechips.h"
 #include "rt_helpers.h"
 
 static int quiet_init_failure(void *arg, unsigned index, char *msg,

@@ -17,7 +17,7 @@
 #include <pthread.h>
 
 #include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include "fakechips.h"
 #include "rt_helpers.h"
 #include "testing.h" /* worker_child_mailbox_state() */
 

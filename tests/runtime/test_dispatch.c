@@ -21,7 +21,7 @@
 #include <sys/resource.h>
 
 #include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include "fakechips.h"
 #include "rt_helpers.h"
 
 /* ---- helpers ---- */

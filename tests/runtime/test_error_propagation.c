@@ -26,7 +26,7 @@
 #include <cmocka.h>
 
 #include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include "fakechips.h"
 #include "rt_helpers.h"
 
 /* ---- callables ---- */

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include "fakechips.h"
 #include "rt_helpers.h"
 
 static void bad_handles_and_indexes_are_refused(void **state)

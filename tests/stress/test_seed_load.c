@@ -9,7 +9,7 @@
  * second_child_failure_reaps_first, plus an explicit "nothing left" check)
  * MPF_REPEAT times while one CPU hog per online core spins, with
  * MPF_JITTER on, so every fault point of every process of the tree is also a
- * random yield or sleep (mpfixture_worker's hook; MPF_SEED replays it).
+ * random yield or sleep (mpfixture_fakechips' hook; MPF_SEED replays it).
  *
  * The hogs are plain busy loops forked by main() before the fixture's group
  * and stopped by it after the last round — SIGKILL through their pidfds,
@@ -37,7 +37,7 @@
 #include <sys/resource.h>
 
 #include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include "fakechips.h"
 #include "stress_helpers.h"
 
 #define MAX_HOGS 256

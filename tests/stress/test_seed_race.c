@@ -45,7 +45,7 @@
 #include <cmocka.h>
 
 #include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include "fakechips.h"
 #include "stress_helpers.h"
 
 enum {
