@@ -81,6 +81,17 @@ if cmd == "list":
         print("\x1f".join((m["name"], m["file"], m["tests"], m["what"],
                          m.get("timeout", ""), m.get("build", ""))))
     sys.exit(0)
+
+
+def occurrences(m, root):
+    return open(root + "/" + m["file"]).read().count(m["from"] + "\n")
+
+
+if cmd == "check-all":  # every snippet, in one process
+    bad = ["mutations.txt: %s: the snippet occurs %d times in %s"
+           % (m["name"], n, m["file"])
+           for m in muts for n in [occurrences(m, sys.argv[3])] if n != 1]
+    sys.exit("\n".join(bad) if bad else 0)
 name, root = sys.argv[3], sys.argv[4]
 m = next(m for m in muts if m["name"] == name)
 f = root + "/" + m["file"]
@@ -96,9 +107,7 @@ EOF
 
 mapfile -t muts < <(parse list)
 if [ "${1:-}" = --check ]; then
-  for rec in "${muts[@]}"; do
-    parse check "${rec%%$'\x1f'*}" "$top"
-  done
+  parse check-all "$top"
   echo "mutate: ${#muts[@]} mutations, each snippet found once"
   exit 0
 fi
