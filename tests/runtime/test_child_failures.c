@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include <mpfixture/mpfixture.h>
+#include <mpfixture/mpfixture_worker.h>
 #include "rt_helpers.h"
 
 static int quiet_init_failure(void *arg, unsigned index, char *msg,

@@ -16,8 +16,8 @@
 #include <math.h>
 #include <pthread.h>
 
-#include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include <mpfixture/mpfixture.h>
+#include <mpfixture/mpfixture_worker.h>
 #include "rt_helpers.h"
 #include "testing.h" /* worker_child_mailbox_state() */
 

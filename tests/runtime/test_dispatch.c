@@ -20,8 +20,8 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
-#include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include <mpfixture/mpfixture.h>
+#include <mpfixture/mpfixture_worker.h>
 #include "rt_helpers.h"
 
 /* ---- helpers ---- */

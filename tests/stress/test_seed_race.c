@@ -44,8 +44,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include <mpfixture/mpfixture.h>
+#include <mpfixture/mpfixture_worker.h>
 #include "stress_helpers.h"
 
 enum {
