@@ -65,6 +65,7 @@ struct refusal {
 enum parser { TREE_SPEC, FAULT_SPEC };
 
 struct refusal_case {
+    /* cppcheck-suppress unusedStructMember ; rt_table.h reads it */
     const char *name;
     enum parser parser;
     const struct refusal *probes;

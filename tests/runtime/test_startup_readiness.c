@@ -101,6 +101,7 @@ static void assert_all_rollback_pids_reaped(const worker_rollback_report *r)
    machine's, scaled with the build); `then`, if set, checks what is
    particular to the row. Timeouts of 0 are rt_fast_options()'s. */
 struct startup_failure {
+    /* cppcheck-suppress unusedStructMember ; rt_table.h reads it */
     const char *name;
     const char *spec;
     const char *faults;
@@ -295,6 +296,7 @@ static void startup_fails_as_its_row_says(void **state)
    their init `sub_inits` times in all, before init() returned; the tree
    closes. */
 struct tree_comes_up {
+    /* cppcheck-suppress unusedStructMember ; rt_table.h reads it */
     const char *name;
     const char *spec;
     size_t next_children;

@@ -64,6 +64,7 @@ struct kernel_probe {
 };
 
 struct kernel_case {
+    /* cppcheck-suppress unusedStructMember ; rt_table.h reads it */
     const char *name;
     unsigned chips;
     const struct kernel_probe *probes;
