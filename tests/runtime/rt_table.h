@@ -76,9 +76,11 @@ static inline int rt_run_tests_and_tables(const char *group,
         for (size_t i = 0; i < tables[t].n; i++, k++) {
             const void *row = (const char *)tables[t].rows +
                               i * tables[t].row_size;
+            /* The spec's state is a void *; the row stays read-only
+               (bodies take it back as const through rt_row()). */
             specs[k] = (struct mpf_case_spec){ MPF_CASE_SPEC_MAGIC,
                                                tables[t].budget_ms,
-                                               (void *)(uintptr_t)row };
+                                               (void *)row };
             tests[k] = (struct CMUnitTest){ *(const char *const *)row,
                                             tables[t].body, NULL,
                                             mpfw_case_teardown, &specs[k] };

@@ -91,9 +91,9 @@ struct held_reap {
     /* cppcheck-suppress unusedStructMember ; rt_table.h reads it */
     const char *name;
     const char *spec;
-    unsigned held_closes;
-    size_t journaled;
     const char *messages[2];
+    size_t journaled;
+    unsigned held_closes;
     unsigned shm_while_held;
 };
 RT_ROW_NAME_FIRST(struct held_reap);
