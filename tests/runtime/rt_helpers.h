@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mpfixture.h"
-#include "fakechips.h"
+#include <mpfixture/cmocka.h>
+#include <mpfixture/fakechips.h>
 
 /* Options for trees in tests: deadlines well above what a loaded 2-core
    machine needs, well below the case budgets. */

@@ -22,7 +22,7 @@
 
 #include <pthread.h>
 
-#include "mpfixture.h"
+#include <mpfixture/mpfixture.h>
 #include "rt_helpers.h"
 
 static int noop_sub(void *arg, const void *args, size_t len, char *msg,

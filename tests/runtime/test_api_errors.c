@@ -6,14 +6,9 @@
  * bad tasks at submit (each target kind, each size), a wait from the job's
  * own orchestration function. Every case under the fixture's guard.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include <mpfixture/cmocka.h>
+#include <mpfixture/fakechips.h>
 
-#include "mpfixture.h"
-#include "mpfixture_worker.h"
 #include "rt_helpers.h"
 
 static int noop_orch(worker_job *job, void *arg)
@@ -235,19 +230,15 @@ static void submit_refuses_bad_chip_next_and_dependency_fields(void **state)
 static void submit_to_a_worker_without_subs_names_it(void **state)
 {
     (void)state;
-    static struct refusals rs;
+    static const struct bad_task bad[] = {
+        { WORKER_TASK_INIT, "submit: the worker has no sub workers" },
+    };
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
     assert_int_equal(mpfw_tree_new(&t, "L3{chip}", &o), 0);
     worker *w = mpfw_tree_root(t);
     assert_int_equal(worker_init(w), 0);
-
-    memset(&rs, 0, sizeof rs);
-    rs.n = 1;
-    rs.r[0].task = (worker_task)WORKER_TASK_INIT;
-    assert_int_equal(worker_run(w, submit_bad_tasks, &rs), 0);
-    assert_int_equal(rs.r[0].rc, -EINVAL);
-    assert_string_equal(rs.r[0].error, "submit: the worker has no sub workers");
+    expect_refusals(w, bad, sizeof bad / sizeof bad[0]);
 }
 
 static void run_after_close_is_refused(void **state)

@@ -19,19 +19,16 @@
  *   sessions and buffers are out of scope; the two classes we have (child,
  *   shm) are retried on both paths (rollback, close).
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include <mpfixture/cmocka.h>
 
 #include <dirent.h>
 #include <pthread.h>
 #include <sys/stat.h>
 
-#include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include <mpfixture/fakechips.h>
+
 #include "rt_helpers.h"
+#include "rt_table.h"
 
 #define REAP_HELD "root:reap=gate_fail(0)"
 
@@ -68,21 +65,6 @@ static bool shm_exists(const char *name)
     return stat(path, &st) == 0;
 }
 
-/* A READY L3 whose next close() journals every child (gate 0 closed). */
-static worker *ready_tree_with_held_reap(const char *spec, worker_gates **g,
-                                         char *prefix, size_t size)
-{
-    mpfw_tree *t;
-    mpfw_options o = fast_options();
-
-    assert_int_equal(worker_gates_new(g), 0);
-    o.gates = *g;
-    o.faults = REAP_HELD;
-    assert_int_equal(mpfw_tree_spin_up(&t, spec, &o), 0);
-    snprintf(prefix, size, "%s", worker_shm_prefix(mpfw_tree_root(t)));
-    return mpfw_tree_root(t);
-}
-
 /* ---- TestCleanupJournal ---- */
 
 static void empty_drive_returns_none(void **state)
@@ -97,85 +79,93 @@ static void empty_drive_returns_none(void **state)
     assert_int_equal(mpfw_tree_close(t), 0);
 }
 
-static void failure_keeps_entry(void **state)
-{
-    worker_gates *g;
-    char prefix[128];
-    worker *w = ready_tree_with_held_reap("L3{sub}", &g, prefix,
-                                          sizeof(prefix));
+/* ---- the held reap, one shape: close -> journal -> reclaim ----
+   A row spins up a READY `spec` whose every reap is held (gate 0 closed,
+   REAP_HELD), so close() journals each child it SIGKILLed: `held_closes`
+   calls of close() in a row each return -ETIMEDOUT and leave the worker
+   CLOSED with `journaled` entries; its error names each of `messages`; the
+   prefix keeps `shm_while_held` /dev/shm objects (0: not checked). Once
+   the gate opens, one close() returns 0 and reclaims everything: an empty
+   journal and no /dev/shm object of the tree. */
+struct held_reap {
+    /* cppcheck-suppress unusedStructMember ; rt_table.h reads it */
+    const char *name;
+    const char *spec;
+    const char *messages[2];
+    size_t journaled;
+    unsigned held_closes;
+    unsigned shm_while_held;
+};
+RT_ROW_NAME_FIRST(struct held_reap);
 
-    assert_int_equal(worker_close(w), -ETIMEDOUT);
-    assert_int_equal(worker_journal_size(w), 1);
-    assert_contains(worker_last_error(w), "un-reclaimed");
-    assert_contains(worker_last_error(w), "sub 0 (pid");
-    /* The survivor's mailbox is kept: freeing it before the reap would be a
-       use-after-free in a live child. */
-    assert_int_equal(shm_count(prefix), 1);
+static const struct held_reap held_reaps[] = {
+    /* TestCleanupJournal. The survivor's mailbox is kept: freeing it
+       before the reap would be a use-after-free in a live child. */
+    { .name = "failure_keeps_entry",
+      .spec = "L3{sub}",
+      .held_closes = 1,
+      .journaled = 1,
+      .messages = { "un-reclaimed", "sub 0 (pid" },
+      .shm_while_held = 1 },
+    { .name = "success_removes_entry",
+      .spec = "L3{sub}",
+      .held_closes = 1,
+      .journaled = 1 },
+    /* A second close() while the reap is still held fails again. */
+    { .name = "failed_entry_retryable",
+      .spec = "L3{chip}",
+      .held_closes = 2,
+      .journaled = 1 },
+    { .name = "all_entries_attempted_on_failure",
+      .spec = "L3{sub*2,chip}",
+      .held_closes = 1,
+      .journaled = 3 },
+    { .name = "errors_accumulated",
+      .spec = "L3{sub*2}",
+      .held_closes = 1,
+      .journaled = 2,
+      .messages = { "sub 0 (pid", "sub 1 (pid" } },
+    /* TestJournalInAbortHierarchical: the root journals its next-level
+       child (which took its own subtree down). */
+    { .name = "journal_persists_after_close_failure",
+      .spec = "L4{L3{sub,chip}}",
+      .held_closes = 1,
+      .journaled = 1 },
+    /* TestJournalRetryOnClose */
+    { .name = "journal_retry_on_close",
+      .spec = "L3{sub,chip*2}",
+      .held_closes = 1,
+      .journaled = 3 },
+};
+
+static void held_reap_is_journaled_then_reclaimed(void **state)
+{
+    const struct held_reap *row = rt_row(state);
+    mpfw_tree *t;
+    worker_gates *g;
+    mpfw_options o = fast_options();
+    char prefix[128];
+
+    assert_int_equal(worker_gates_new(&g), 0);
+    o.gates = g;
+    o.faults = REAP_HELD;
+    assert_int_equal(mpfw_tree_spin_up(&t, row->spec, &o), 0);
+    worker *w = mpfw_tree_root(t);
+    snprintf(prefix, sizeof(prefix), "%s", worker_shm_prefix(w));
+
+    for (unsigned i = 0; i < row->held_closes; i++)
+        assert_int_equal(worker_close(w), -ETIMEDOUT);
     assert_int_equal(worker_get_state(w), WORKER_CLOSED);
-    worker_gate_open(g, 0);
-    assert_int_equal(worker_close(w), 0);
-    worker_gates_free(g);
-}
+    assert_int_equal(worker_journal_size(w), row->journaled);
+    for (size_t i = 0; i < 2 && row->messages[i]; i++)
+        assert_contains(worker_last_error(w), row->messages[i]);
+    if (row->shm_while_held)
+        assert_int_equal(shm_count(prefix), row->shm_while_held);
 
-static void success_removes_entry(void **state)
-{
-    worker_gates *g;
-    char prefix[128];
-    worker *w = ready_tree_with_held_reap("L3{sub}", &g, prefix,
-                                          sizeof(prefix));
-
-    assert_int_equal(worker_close(w), -ETIMEDOUT);
     worker_gate_open(g, 0);
     assert_int_equal(worker_close(w), 0);
     assert_int_equal(worker_journal_size(w), 0);
     assert_int_equal(shm_count(prefix), 0);
-    worker_gates_free(g);
-}
-
-static void failed_entry_retryable(void **state)
-{
-    worker_gates *g;
-    char prefix[128];
-    worker *w = ready_tree_with_held_reap("L3{chip}", &g, prefix,
-                                          sizeof(prefix));
-
-    assert_int_equal(worker_close(w), -ETIMEDOUT);
-    assert_int_equal(worker_close(w), -ETIMEDOUT); /* still held */
-    assert_int_equal(worker_journal_size(w), 1);
-    worker_gate_open(g, 0);
-    assert_int_equal(worker_close(w), 0);
-    assert_int_equal(worker_journal_size(w), 0);
-    assert_int_equal(shm_count(prefix), 0);
-    worker_gates_free(g);
-}
-
-static void all_entries_attempted_on_failure(void **state)
-{
-    worker_gates *g;
-    char prefix[128];
-    worker *w = ready_tree_with_held_reap("L3{sub*2,chip}", &g, prefix,
-                                          sizeof(prefix));
-
-    assert_int_equal(worker_close(w), -ETIMEDOUT);
-    assert_int_equal(worker_journal_size(w), 3);
-    worker_gate_open(g, 0);
-    assert_int_equal(worker_close(w), 0);
-    assert_int_equal(worker_journal_size(w), 0);
-    worker_gates_free(g);
-}
-
-static void errors_accumulated(void **state)
-{
-    worker_gates *g;
-    char prefix[128];
-    worker *w = ready_tree_with_held_reap("L3{sub*2}", &g, prefix,
-                                          sizeof(prefix));
-
-    assert_int_equal(worker_close(w), -ETIMEDOUT);
-    assert_contains(worker_last_error(w), "sub 0 (pid");
-    assert_contains(worker_last_error(w), "sub 1 (pid");
-    worker_gate_open(g, 0);
-    assert_int_equal(worker_close(w), 0);
     worker_gates_free(g);
 }
 
@@ -336,22 +326,6 @@ static void journal_reclaims_child_already_reaped_elsewhere(void **state)
     worker_gates_free(g);
 }
 
-static void journal_persists_after_close_failure(void **state)
-{
-    worker_gates *g;
-    char prefix[128];
-    worker *w = ready_tree_with_held_reap("L4{L3{sub,chip}}", &g, prefix,
-                                          sizeof(prefix));
-
-    assert_int_equal(worker_close(w), -ETIMEDOUT);
-    assert_int_equal(worker_get_state(w), WORKER_CLOSED);
-    assert_int_equal(worker_journal_size(w), 1);
-    worker_gate_open(g, 0);
-    assert_int_equal(worker_close(w), 0);
-    assert_int_equal(shm_count(prefix), 0);
-    worker_gates_free(g);
-}
-
 static void fully_reaped_abort_leaves_empty_journal(void **state)
 {
     mpfw_tree *t;
@@ -385,22 +359,6 @@ static void child_journal_driven_after_shutdown_phase(void **state)
     assert_int_equal(worker_journal_size(w), 1);
     assert_int_equal(mpfw_tree_close(t), 0);
     assert_int_equal(worker_journal_size(w), 0);
-    worker_gates_free(g);
-}
-
-static void journal_retry_on_close(void **state)
-{
-    worker_gates *g;
-    char prefix[128];
-    worker *w = ready_tree_with_held_reap("L3{sub,chip*2}", &g, prefix,
-                                          sizeof(prefix));
-
-    assert_int_equal(worker_close(w), -ETIMEDOUT);
-    assert_int_equal(worker_journal_size(w), 3);
-    worker_gate_open(g, 0);
-    assert_int_equal(worker_close(w), 0);
-    assert_int_equal(worker_journal_size(w), 0);
-    assert_int_equal(shm_count(prefix), 0);
     worker_gates_free(g);
 }
 
@@ -569,21 +527,14 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         mpfw_unit_test(empty_drive_returns_none, 5000),
-        mpfw_unit_test(failure_keeps_entry, 5000),
-        mpfw_unit_test(success_removes_entry, 5000),
-        mpfw_unit_test(failed_entry_retryable, 5000),
-        mpfw_unit_test(all_entries_attempted_on_failure, 5000),
-        mpfw_unit_test(errors_accumulated, 5000),
         mpfw_unit_test(close_cancels_init_reaches_closed, 5000),
         mpfw_unit_test(uncooperative_init_bounds_the_close_wait, 5000),
         mpfw_unit_test(closed_absorbing, 5000),
         mpfw_unit_test(unreaped_sigkill_survivor_is_journaled_with_live_shm,
                        5000),
         mpfw_unit_test(journal_reclaims_child_already_reaped_elsewhere, 5000),
-        mpfw_unit_test(journal_persists_after_close_failure, 5000),
         mpfw_unit_test(fully_reaped_abort_leaves_empty_journal, 5000),
         mpfw_unit_test(child_journal_driven_after_shutdown_phase, 5000),
-        mpfw_unit_test(journal_retry_on_close, 5000),
         mpfw_unit_test(shm_name_with_token, 5000),
         mpfw_unit_test(shm_name_without_token, 2000),
         mpfw_unit_test(root_assigns_unique_tokens_to_the_whole_nested_tree,
@@ -593,5 +544,8 @@ int main(void)
         mpfw_unit_test(reclaim_stale_only_touches_dead_roots, 5000),
         mpfw_unit_test(new_worker_close_journal_empty, 2000),
     };
-    return mpf_run_group_tests(tests, NULL, NULL);
+    const struct rt_table tables[] = {
+        RT_TABLE(held_reaps, held_reap_is_journaled_then_reclaimed, 5000),
+    };
+    return rt_run_group_tests(tests, tables);
 }

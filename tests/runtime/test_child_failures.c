@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "mpfixture.h"
-#include "fakechips.h"
+#include <mpfixture/mpfixture.h>
+#include <mpfixture/fakechips.h>
 #include "rt_helpers.h"
 
 static int quiet_init_failure(void *arg, unsigned index, char *msg,

@@ -16,8 +16,8 @@
 #include <math.h>
 #include <pthread.h>
 
-#include "mpfixture.h"
-#include "fakechips.h"
+#include <mpfixture/mpfixture.h>
+#include <mpfixture/fakechips.h>
 #include "rt_helpers.h"
 #include "testing.h" /* worker_child_mailbox_state() */
 

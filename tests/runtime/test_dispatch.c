@@ -20,8 +20,8 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
-#include "mpfixture.h"
-#include "fakechips.h"
+#include <mpfixture/mpfixture.h>
+#include <mpfixture/fakechips.h>
 #include "rt_helpers.h"
 
 /* ---- helpers ---- */

@@ -25,8 +25,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "mpfixture.h"
-#include "fakechips.h"
+#include <mpfixture/mpfixture.h>
+#include <mpfixture/fakechips.h>
 #include "rt_helpers.h"
 
 /* ---- callables ---- */

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "mpfixture.h"
-#include "fakechips.h"
+#include <mpfixture/mpfixture.h>
+#include <mpfixture/fakechips.h>
 #include "rt_helpers.h"
 
 static void bad_handles_and_indexes_are_refused(void **state)

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "mpfixture.h"
+#include <mpfixture/mpfixture.h>
 #include "internal.h"
 #include "rt_helpers.h"
 

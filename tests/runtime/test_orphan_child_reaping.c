@@ -18,8 +18,8 @@
 #include <dirent.h>
 #include <sys/prctl.h>
 
-#include "mpfixture.h"
-#include "worker.h"
+#include <mpfixture/mpfixture.h>
+#include <mpfixture/worker.h>
 #include "rt_helpers.h"
 
 #define MAX_PIDS 64

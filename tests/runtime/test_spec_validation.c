@@ -9,15 +9,11 @@
  * in this suite forks: a tree at the limit is built NEW and freed by the
  * case's teardown.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include <mpfixture/cmocka.h>
+#include <mpfixture/fakechips.h>
 
-#include "mpfixture.h"
-#include "mpfixture_worker.h"
 #include "rt_helpers.h"
+#include "rt_table.h"
 
 /* mpfw_tree_new() refuses `spec` with `rc` and exactly `msg`; nothing is
    built: the case owns no new tree. */
@@ -54,24 +50,239 @@ static void expect_faults_error(const char *faults, const char *msg)
     expect_options_error(&o, msg);
 }
 
-/* ---- tree spec: totals ---- */
+/* ---- refusals, one shape: text -> rc -> exact message ----
+   A row is a case: a list of probes of one parser, each refused with
+   exactly its message. A tree spec goes to mpfw_tree_new() (refused with
+   `rc`, nothing built); a fault spec goes to worker_options_validate()
+   and worker_new() as the options' faults (refused with -EINVAL, nothing
+   created). A list ends at a probe without text. */
+struct refusal {
+    const char *text;
+    const char *msg;
+    int rc;
+};
 
-/* The issue's reproducer: 48 bytes that used to build 69,905 workers
-   (3.4 GB) are refused at once, naming the total and the limit. */
-static void
-oversized_tree_spec_is_refused_before_anything_is_built(void **state)
+enum parser { TREE_SPEC, FAULT_SPEC };
+
+struct refusal_case {
+    /* cppcheck-suppress unusedStructMember ; rt_table.h reads it */
+    const char *name;
+    enum parser parser;
+    const struct refusal *probes;
+};
+RT_ROW_NAME_FIRST(struct refusal_case);
+
+static const struct refusal_case refusal_cases[] = {
+    /* tree spec: totals */
+    /* The issue's reproducer: 48 bytes that used to build 69,905 workers
+       (3.4 GB) are refused at once, naming the total and the limit. */
+    { "oversized_tree_spec_is_refused_before_anything_is_built", TREE_SPEC,
+      (const struct refusal[]){
+          { "L7{L6{L5{L4{L3{sub*64,chip*64}*16}*16}*16}*16}",
+            "spec 'L7{L6{L5{L4{L3{sub*64,chip*64}*16}*16}*16}*16}' describes "
+            "8,458,512 processes; the limit is 1,024 (MPFW_SPEC_MAX_PROCESSES)",
+            -E2BIG },
+          /* Cheap to build (273 workers) but 33,040 processes at init. */
+          { "L5{L4{L3{sub*64,chip*64}*16}*16}",
+            "spec 'L5{L4{L3{sub*64,chip*64}*16}*16}' describes 33,040 "
+            "processes; the limit is 1,024 (MPFW_SPEC_MAX_PROCESSES)",
+            -E2BIG },
+          { NULL, NULL, 0 } } },
+    /* tree spec: numbers and shape */
+    { "tree_spec_count_out_of_range_is_an_error_not_a_wrap", TREE_SPEC,
+      (const struct refusal[]){
+          { "L3{chip*99999999999999}",
+            "spec 'L3{chip*99999999999999}' at offset 8: chip count "
+            "99999999999999 is out of range 1..64",
+            -EINVAL },
+          /* 2^64 + 1: wraps to 1 in 64-bit arithmetic. */
+          { "L3{sub*18446744073709551617}",
+            "spec 'L3{sub*18446744073709551617}' at offset 7: sub count "
+            "18446744073709551617 is out of range 1..64",
+            -EINVAL },
+          { "L3{sub*0}",
+            "spec 'L3{sub*0}' at offset 7: sub count 0 is out of range 1..64",
+            -EINVAL },
+          { "L3{sub*65}",
+            "spec 'L3{sub*65}' at offset 7: sub count 65 is out of range 1..64",
+            -EINVAL },
+          { "L4{L3*17}",
+            "spec 'L4{L3*17}' at offset 6: L3 count 17 is out of range 1..16",
+            -EINVAL },
+          { "L3{sub*}",
+            "spec 'L3{sub*}' at offset 7: expected a count after '*'",
+            -EINVAL },
+          { "L3{sub*+2}",
+            "spec 'L3{sub*+2}' at offset 7: expected a count after '*'",
+            -EINVAL },
+          { NULL, NULL, 0 } } },
+    { "tree_spec_children_of_one_node_are_limited", TREE_SPEC,
+      (const struct refusal[]){
+          { "L3{sub*40,sub*40}",
+            "spec 'L3{sub*40,sub*40}' at offset 10: 80 subs in one L3; the "
+            "limit is 64 (WORKER_MAX_SUBS)",
+            -EINVAL },
+          { "L3{chip*64,sub,chip}",
+            "spec 'L3{chip*64,sub,chip}' at offset 15: 65 chips in one L3; the "
+            "limit is 64 (WORKER_MAX_CHIPS)",
+            -EINVAL },
+          { "L4{L3*10,L3*10}",
+            "spec 'L4{L3*10,L3*10}' at offset 9: 20 next-level children in one "
+            "L4; the limit is 16 (WORKER_MAX_NEXT)",
+            -EINVAL },
+          { "L4{chip}",
+            "spec 'L4{chip}' at offset 3: chips (device ids) are rejected at "
+            "level >= 4 (level 4)",
+            -EINVAL },
+          { NULL, NULL, 0 } } },
+    { "tree_spec_levels_are_checked", TREE_SPEC,
+      (const struct refusal[]){
+          { "L8", "spec 'L8' at offset 0: level L8 is out of range L3..L7",
+            -EINVAL },
+          { "L10{sub}",
+            "spec 'L10{sub}' at offset 0: level L10 is out of range L3..L7",
+            -EINVAL },
+          { "L4{L4}",
+            "spec 'L4{L4}' at offset 3: a next-level child of an L4 must be an "
+            "L3, not an L4",
+            -EINVAL },
+          { "L3{L3}",
+            "spec 'L3{L3}' at offset 3: an L3 has sub and chip children only, "
+            "not an L3",
+            -EINVAL },
+          { "L3*2",
+            "spec 'L3*2' at offset 2: trailing text after the root node",
+            -EINVAL },
+          { NULL, NULL, 0 } } },
+    /* per-child scripts (worker_script_parse, through the tree spec) */
+    { "script_numbers_out_of_range_are_errors", TREE_SPEC,
+      (const struct refusal[]){
+          { "L3{sub:exit(256)}",
+            "spec 'L3{sub:exit(256)}' at offset 7: script 'exit(256)': exit "
+            "code 256 is out of range 0..255",
+            -EINVAL },
+          { "L3{sub:exit(99999999999999999999)}",
+            "spec 'L3{sub:exit(99999999999999999999)}' at offset 7: script "
+            "'exit(99999999999999999999)': exit code 99999999999999999999 is "
+            "out of range 0..255",
+            -EINVAL },
+          { "L3{sub:slow_fail(3600001)}",
+            "spec 'L3{sub:slow_fail(3600001)}' at offset 7: script "
+            "'slow_fail(3600001)': delay 3600001 ms is out of range 0..3600000",
+            -EINVAL },
+          /* strtol() would take a sign and leading blanks: the spec does not. */
+          { "L3{sub:exit(+5)}",
+            "spec 'L3{sub:exit(+5)}' at offset 7: script 'exit(+5)': '+5' is "
+            "not a decimal number",
+            -EINVAL },
+          { "L3{sub:exit( 5)}",
+            "spec 'L3{sub:exit( 5)}' at offset 7: script 'exit( 5)': ' 5' is "
+            "not a decimal number",
+            -EINVAL },
+          { NULL, NULL, 0 } } },
+    { "script_shape_errors_say_what_is_wrong", TREE_SPEC,
+      (const struct refusal[]){
+          { "L3{sub:hang(1)}",
+            "spec 'L3{sub:hang(1)}' at offset 7: script 'hang(1)': hang takes "
+            "no argument",
+            -EINVAL },
+          { "L3{sub:exit}",
+            "spec 'L3{sub:exit}' at offset 7: script 'exit': exit needs a "
+            "number in parentheses",
+            -EINVAL },
+          { "L3{sub:explode}",
+            "spec 'L3{sub:explode}' at offset 7: script 'explode' is unknown "
+            "(ok, fail[(msg)], hang, slow_fail(ms), exit(n), crash, "
+            "ignore_sigterm, fork_grandchild)",
+            -EINVAL },
+          { "L3{sub:fail(oops}",
+            "spec 'L3{sub:fail(oops}' at offset 11: missing ')' in script",
+            -EINVAL },
+          { NULL, NULL, 0 } } },
+    /* fault specs (worker_options.faults and WORKER_FAULTS) */
+    { "fault_numbers_are_range_checked", FAULT_SPEC,
+      (const struct refusal[]){
+          { "root:setup_begin=delay(3600001)",
+            "faults: fault action 'delay(3600001)': bad number 3600001, delay "
+            "must be 0..3600000 ms",
+            -EINVAL },
+          { "root:setup_begin=delay(99999999999999999999999)",
+            "faults: fault action 'delay(99999999999999999999999)': bad number "
+            "99999999999999999999999, delay must be 0..3600000 ms",
+            -EINVAL },
+          /* strtol() took a sign and leading blanks ('+' separates actions). */
+          { "root:setup_begin=delay(-0)",
+            "faults: fault action 'delay(-0)': '-0' is not a decimal number",
+            -EINVAL },
+          { "root:setup_begin=delay( 5)",
+            "faults: fault action 'delay( 5)': ' 5' is not a decimal number",
+            -EINVAL },
+          { "chip.0:setup_begin=exit(256)",
+            "faults: fault action 'exit(256)': bad number 256, exit code must "
+            "be 0..255",
+            -EINVAL },
+          { "chip.0:setup_begin=signal_parent(65)",
+            "faults: fault action 'signal_parent(65)': bad number 65, signal "
+            "must be 1..64",
+            -EINVAL },
+          { "chip.0:setup_begin=gate_wait(64)",
+            "faults: fault action 'gate_wait(64)': bad number 64, gate must be "
+            "0..63",
+            -EINVAL },
+          { NULL, NULL, 0 } } },
+    { "fault_entry_shapes_are_checked", FAULT_SPEC,
+      (const struct refusal[]){
+          { "root:setup_begin=fail(x",
+            "faults: fault action 'fail(x': missing ')'", -EINVAL },
+          { "root:setup_begin=hang(3)",
+            "faults: fault action 'hang': takes no argument", -EINVAL },
+          { "root:setup_begin=delay",
+            "faults: fault action 'delay': needs an argument", -EINVAL },
+          { "root:setup_begin=signal_parent(0)",
+            "faults: fault action 'signal_parent(0)': bad number 0, signal "
+            "must be 1..64",
+            -EINVAL },
+          { "root setup_begin",
+            "faults: fault entry 'root setup_begin': want ROLE:POINT=ACTION",
+            -EINVAL },
+          { ":setup_begin=hang",
+            "faults: fault entry ':setup_begin=hang': want ROLE:POINT=ACTION",
+            -EINVAL },
+          { "root:setup_begin=", "faults: fault entry without action",
+            -EINVAL },
+          { "root:setup_begin=  ", "faults: fault entry without action",
+            -EINVAL },
+          { "root:setup_begin=delay(1)+delay(1)+delay(1)+delay(1)+delay(1)",
+            "faults: too many actions (max 4)", -EINVAL },
+          /* Numbers: digits only, at least one. */
+          { "root:setup_begin=delay()",
+            "faults: fault action 'delay()': '' is not a decimal number",
+            -EINVAL },
+          { "root:setup_begin=delay(1a)",
+            "faults: fault action 'delay(1a)': '1a' is not a decimal number",
+            -EINVAL },
+          { "root:setup_begin=delay(/)",
+            "faults: fault action 'delay(/)': '/' is not a decimal number",
+            -EINVAL },
+          { NULL, NULL, 0 } } },
+};
+
+static void every_probe_is_refused_with_its_message(void **state)
 {
-    (void)state;
-    expect_spec_error("L7{L6{L5{L4{L3{sub*64,chip*64}*16}*16}*16}*16}", -E2BIG,
-                      "spec 'L7{L6{L5{L4{L3{sub*64,chip*64}*16}*16}*16}*16}' "
-                      "describes 8,458,512 processes; the limit is 1,024 "
-                      "(MPFW_SPEC_MAX_PROCESSES)");
-    /* Cheap to build (273 workers) but 33,040 processes at init. */
-    expect_spec_error(
-        "L5{L4{L3{sub*64,chip*64}*16}*16}", -E2BIG,
-        "spec 'L5{L4{L3{sub*64,chip*64}*16}*16}' describes 33,040 "
-        "processes; the limit is 1,024 (MPFW_SPEC_MAX_PROCESSES)");
+    const struct refusal_case *row = rt_row(state);
+
+    for (const struct refusal *p = row->probes; p->text; p++)
+        if (row->parser == TREE_SPEC)
+            expect_spec_error(p->text, p->rc, p->msg);
+        else {
+            /* worker_options_validate() and worker_new() refuse with
+               -EINVAL only: a fault row says so. */
+            assert_int_equal(p->rc, -EINVAL);
+            expect_faults_error(p->text, p->msg);
+        }
 }
+
+/* ---- tree spec: totals ---- */
 
 static void
 tree_spec_at_the_process_limit_is_built_one_more_is_refused(void **state)
@@ -110,160 +321,7 @@ static void tree_find_takes_only_an_index_in_range(void **state)
     assert_null(mpfw_tree_find(t, "next."));
 }
 
-/* ---- tree spec: numbers and shape ---- */
-
-static void tree_spec_count_out_of_range_is_an_error_not_a_wrap(void **state)
-{
-    (void)state;
-    expect_spec_error("L3{chip*99999999999999}", -EINVAL,
-                      "spec 'L3{chip*99999999999999}' at offset 8: chip count "
-                      "99999999999999 is out of range 1..64");
-    /* 2^64 + 1: wraps to 1 in 64-bit arithmetic. */
-    expect_spec_error("L3{sub*18446744073709551617}", -EINVAL,
-                      "spec 'L3{sub*18446744073709551617}' at offset 7: sub "
-                      "count "
-                      "18446744073709551617 is out of range 1..64");
-    expect_spec_error("L3{sub*0}", -EINVAL,
-                      "spec 'L3{sub*0}' at offset 7: sub count 0 is out of "
-                      "range 1..64");
-    expect_spec_error("L3{sub*65}", -EINVAL,
-                      "spec 'L3{sub*65}' at offset 7: sub count 65 is out of "
-                      "range 1..64");
-    expect_spec_error("L4{L3*17}", -EINVAL,
-                      "spec 'L4{L3*17}' at offset 6: L3 count 17 is out of "
-                      "range 1..16");
-    expect_spec_error("L3{sub*}", -EINVAL,
-                      "spec 'L3{sub*}' at offset 7: expected a count after "
-                      "'*'");
-    expect_spec_error("L3{sub*+2}", -EINVAL,
-                      "spec 'L3{sub*+2}' at offset 7: expected a count after "
-                      "'*'");
-}
-
-static void tree_spec_children_of_one_node_are_limited(void **state)
-{
-    (void)state;
-    expect_spec_error("L3{sub*40,sub*40}", -EINVAL,
-                      "spec 'L3{sub*40,sub*40}' at offset 10: 80 subs in one "
-                      "L3; "
-                      "the limit is 64 (WORKER_MAX_SUBS)");
-    expect_spec_error("L3{chip*64,sub,chip}", -EINVAL,
-                      "spec 'L3{chip*64,sub,chip}' at offset 15: 65 chips in "
-                      "one L3; "
-                      "the limit is 64 (WORKER_MAX_CHIPS)");
-    expect_spec_error("L4{L3*10,L3*10}", -EINVAL,
-                      "spec 'L4{L3*10,L3*10}' at offset 9: 20 next-level "
-                      "children "
-                      "in one L4; the limit is 16 (WORKER_MAX_NEXT)");
-    expect_spec_error("L4{chip}", -EINVAL,
-                      "spec 'L4{chip}' at offset 3: chips (device ids) are "
-                      "rejected "
-                      "at level >= 4 (level 4)");
-}
-
-static void tree_spec_levels_are_checked(void **state)
-{
-    (void)state;
-    expect_spec_error("L8", -EINVAL,
-                      "spec 'L8' at offset 0: level L8 is out of range L3..L7");
-    expect_spec_error("L10{sub}", -EINVAL,
-                      "spec 'L10{sub}' at offset 0: level L10 is out of range "
-                      "L3..L7");
-    expect_spec_error("L4{L4}", -EINVAL,
-                      "spec 'L4{L4}' at offset 3: a next-level child of an L4 "
-                      "must "
-                      "be an L3, not an L4");
-    expect_spec_error("L3{L3}", -EINVAL,
-                      "spec 'L3{L3}' at offset 3: an L3 has sub and chip "
-                      "children "
-                      "only, not an L3");
-    expect_spec_error("L3*2", -EINVAL,
-                      "spec 'L3*2' at offset 2: trailing text after the root "
-                      "node");
-}
-
-/* ---- per-child scripts (worker_script_parse, through the tree spec) ---- */
-
-static void script_numbers_out_of_range_are_errors(void **state)
-{
-    (void)state;
-    expect_spec_error("L3{sub:exit(256)}", -EINVAL,
-                      "spec 'L3{sub:exit(256)}' at offset 7: script "
-                      "'exit(256)': "
-                      "exit code 256 is out of range 0..255");
-    expect_spec_error(
-        "L3{sub:exit(99999999999999999999)}", -EINVAL,
-        "spec 'L3{sub:exit(99999999999999999999)}' at offset 7: script "
-        "'exit(99999999999999999999)': exit code 99999999999999999999 "
-        "is out of range 0..255");
-    expect_spec_error("L3{sub:slow_fail(3600001)}", -EINVAL,
-                      "spec 'L3{sub:slow_fail(3600001)}' at offset 7: script "
-                      "'slow_fail(3600001)': delay 3600001 ms is out of range "
-                      "0..3600000");
-    /* strtol() would take a sign and leading blanks: the spec does not. */
-    expect_spec_error("L3{sub:exit(+5)}", -EINVAL,
-                      "spec 'L3{sub:exit(+5)}' at offset 7: script 'exit(+5)': "
-                      "'+5' is not a decimal number");
-    expect_spec_error("L3{sub:exit( 5)}", -EINVAL,
-                      "spec 'L3{sub:exit( 5)}' at offset 7: script 'exit( 5)': "
-                      "' 5' is not a decimal number");
-}
-
-static void script_shape_errors_say_what_is_wrong(void **state)
-{
-    (void)state;
-    expect_spec_error("L3{sub:hang(1)}", -EINVAL,
-                      "spec 'L3{sub:hang(1)}' at offset 7: script 'hang(1)': "
-                      "hang "
-                      "takes no argument");
-    expect_spec_error("L3{sub:exit}", -EINVAL,
-                      "spec 'L3{sub:exit}' at offset 7: script 'exit': exit "
-                      "needs a "
-                      "number in parentheses");
-    expect_spec_error("L3{sub:explode}", -EINVAL,
-                      "spec 'L3{sub:explode}' at offset 7: script 'explode' is "
-                      "unknown (ok, fail[(msg)], hang, slow_fail(ms), exit(n), "
-                      "crash, ignore_sigterm, fork_grandchild)");
-    expect_spec_error("L3{sub:fail(oops}", -EINVAL,
-                      "spec 'L3{sub:fail(oops}' at offset 11: missing ')' in "
-                      "script");
-}
-
 /* ---- fault specs (worker_options.faults and WORKER_FAULTS) ---- */
-
-static void fault_numbers_are_range_checked(void **state)
-{
-    (void)state;
-    expect_faults_error("root:setup_begin=delay(3600001)",
-                        "faults: fault action 'delay(3600001)': bad number "
-                        "3600001, "
-                        "delay must be 0..3600000 ms");
-    expect_faults_error(
-        "root:setup_begin=delay(99999999999999999999999)",
-        "faults: fault action 'delay(99999999999999999999999)': bad "
-        "number 99999999999999999999999, delay must be 0..3600000 ms");
-    /* strtol() took a sign and leading blanks ('+' separates actions). */
-    expect_faults_error("root:setup_begin=delay(-0)",
-                        "faults: fault action 'delay(-0)': '-0' is not a "
-                        "decimal "
-                        "number");
-    expect_faults_error("root:setup_begin=delay( 5)",
-                        "faults: fault action 'delay( 5)': ' 5' is not a "
-                        "decimal "
-                        "number");
-    expect_faults_error("chip.0:setup_begin=exit(256)",
-                        "faults: fault action 'exit(256)': bad number 256, "
-                        "exit code "
-                        "must be 0..255");
-    expect_faults_error("chip.0:setup_begin=signal_parent(65)",
-                        "faults: fault action 'signal_parent(65)': bad number "
-                        "65, "
-                        "signal must be 1..64");
-    expect_faults_error("chip.0:setup_begin=gate_wait(64)",
-                        "faults: fault action 'gate_wait(64)': bad number 64, "
-                        "gate "
-                        "must be 0..63");
-}
 
 static void fault_text_is_refused_rather_than_cut(void **state)
 {
@@ -283,43 +341,6 @@ static void fault_text_is_refused_rather_than_cut(void **state)
                         "faults: fault entry 'root:setup_begin=delay(1)+': "
                         "empty "
                         "fault action");
-}
-
-static void fault_entry_shapes_are_checked(void **state)
-{
-    (void)state;
-    expect_faults_error("root:setup_begin=fail(x",
-                        "faults: fault action 'fail(x': missing ')'");
-    expect_faults_error("root:setup_begin=hang(3)",
-                        "faults: fault action 'hang': takes no argument");
-    expect_faults_error("root:setup_begin=delay",
-                        "faults: fault action 'delay': needs an argument");
-    expect_faults_error("root:setup_begin=signal_parent(0)",
-                        "faults: fault action 'signal_parent(0)': bad number "
-                        "0, signal must be 1..64");
-    expect_faults_error("root setup_begin",
-                        "faults: fault entry 'root setup_begin': want "
-                        "ROLE:POINT=ACTION");
-    expect_faults_error(":setup_begin=hang", "faults: fault entry "
-                                             "':setup_begin=hang': want "
-                                             "ROLE:POINT=ACTION");
-    expect_faults_error("root:setup_begin=",
-                        "faults: fault entry without action");
-    expect_faults_error("root:setup_begin=  ",
-                        "faults: fault entry without action");
-    expect_faults_error("root:setup_begin=delay(1)+delay(1)+delay(1)+delay(1)+"
-                        "delay(1)",
-                        "faults: too many actions (max 4)");
-    /* Numbers: digits only, at least one. */
-    expect_faults_error("root:setup_begin=delay()",
-                        "faults: fault action 'delay()': '' is not a decimal "
-                        "number");
-    expect_faults_error("root:setup_begin=delay(1a)",
-                        "faults: fault action 'delay(1a)': '1a' is not a "
-                        "decimal number");
-    expect_faults_error("root:setup_begin=delay(/)",
-                        "faults: fault action 'delay(/)': '/' is not a "
-                        "decimal number");
 }
 
 static void fault_table_is_limited_and_blanks_are_skipped(void **state)
@@ -470,24 +491,17 @@ static void option_ranges_are_checked_on_both_sides(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        mpfw_unit_test(oversized_tree_spec_is_refused_before_anything_is_built,
-                       2000),
         mpfw_unit_test(
             tree_spec_at_the_process_limit_is_built_one_more_is_refused, 2000),
         mpfw_unit_test(tree_find_takes_only_an_index_in_range, 2000),
-        mpfw_unit_test(tree_spec_count_out_of_range_is_an_error_not_a_wrap,
-                       2000),
-        mpfw_unit_test(tree_spec_children_of_one_node_are_limited, 2000),
-        mpfw_unit_test(tree_spec_levels_are_checked, 2000),
-        mpfw_unit_test(script_numbers_out_of_range_are_errors, 2000),
-        mpfw_unit_test(script_shape_errors_say_what_is_wrong, 2000),
-        mpfw_unit_test(fault_numbers_are_range_checked, 2000),
         mpfw_unit_test(fault_text_is_refused_rather_than_cut, 2000),
-        mpfw_unit_test(fault_entry_shapes_are_checked, 2000),
         mpfw_unit_test(fault_table_is_limited_and_blanks_are_skipped, 2000),
         mpfw_unit_test(options_are_checked_field_by_field, 2000),
         mpfw_unit_test(script_parse_refuses_what_it_cannot_quote, 2000),
         mpfw_unit_test(option_ranges_are_checked_on_both_sides, 2000),
     };
-    return mpf_run_group_tests(tests, NULL, NULL);
+    const struct rt_table tables[] = {
+        RT_TABLE(refusal_cases, every_probe_is_refused_with_its_message, 2000),
+    };
+    return rt_run_group_tests(tests, tables);
 }

@@ -37,19 +37,16 @@
  *   ported as an error raised in the parent mid-start (a fault at the barrier).
  * - Timeouts are scaled down (simpler: 1.5 s deadlines, 30 s bounds).
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include <mpfixture/cmocka.h>
 
 #include <math.h>
 #include <pthread.h>
 #include <valgrind/valgrind.h>
 
-#include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include <mpfixture/fakechips.h>
+
 #include "rt_helpers.h"
+#include "rt_table.h"
 
 #ifdef __SANITIZE_THREAD__
 /* TSan builds: add_worker_rejected_during_initializing forks the tree while
@@ -94,39 +91,33 @@ static void assert_all_rollback_pids_reaped(const worker_rollback_report *r)
     }
 }
 
-/* ---- TestNextLevelStartupFailure ---- */
+/* ---- startup failures, one shape: spec -> rc -> messages -> time ----
+   A row spins up `spec` (with `faults` armed in the options, or with
+   WORKER_FAULTS=`env_faults` while it spins up) and expects: init returns
+   `rc`; its error names each of `messages`; the root is FAILED; the
+   failure came at least `min_s` after the start (a deadline the row set;
+   0: no lower bound) and, when `slack_s` is set, before
+   max_s + rt_bound_s(slack_s) (the deadlines are the row's, the slack the
+   machine's, scaled with the build); `then`, if set, checks what is
+   particular to the row. Timeouts of 0 are rt_fast_options()'s. */
+struct startup_failure {
+    /* cppcheck-suppress unusedStructMember ; rt_table.h reads it */
+    const char *name;
+    const char *spec;
+    const char *faults;
+    const char *env_faults;
+    double startup_timeout_s, rollback_timeout_s;
+    int rc;
+    const char *messages[3];
+    double min_s, max_s, slack_s;
+    void (*then)(mpfw_tree *t);
+};
+RT_ROW_NAME_FIRST(struct startup_failure);
 
-static void inner_init_failure_raises_bounded_error(void **state)
+/* The next-level child that exited before READY is reported as EXITED,
+   and was reaped. */
+static void next_child_exited_and_reaped(mpfw_tree *t)
 {
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-    double t0 = rt_now_s();
-
-    int rc = mpfw_tree_spin_up(&t,
-                               "L4{L3{sub}:fail(injected inner init failure)}",
-                               &o);
-    assert_int_equal(rc, -EIO);
-    assert_contains(worker_last_error(mpfw_tree_root(t)),
-                    "injected inner init failure");
-    assert_contains(worker_last_error(mpfw_tree_root(t)),
-                    "child_worker level=3");
-    assert_true(rt_now_s() - t0 < rt_bound_s(1.0));
-    assert_int_equal(worker_get_state(mpfw_tree_root(t)), WORKER_FAILED);
-}
-
-static void inner_exit_before_ready_raises(void **state)
-{
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-    double t0 = rt_now_s();
-
-    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub}:exit(42)}", &o);
-    assert_int_equal(rc, -EIO);
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "exited during init");
-    assert_contains(worker_last_error(mpfw_tree_root(t)),
-                    "exited with code 42");
-    /* Failure tests never wait on a deadline when every child is dead. */
-    assert_true(rt_now_s() - t0 < rt_bound_s(0.5));
     worker_rollback_report r;
     assert_int_equal(worker_last_rollback(mpfw_tree_root(t), &r), 0);
     const worker_rollback_entry *e = find_entry(&r, WORKER_CHILD_NEXT, 0);
@@ -135,49 +126,221 @@ static void inner_exit_before_ready_raises(void **state)
     assert_reaped(e->pid);
 }
 
-/* Spin up `spec` with a 0.5 s startup deadline that one hung child trips:
-   init fails with the deadline error naming the pending children
-   (`pending`), after the deadline and within deadline + 0.5 s (scaled
-   with the build: the deadline is the test's, the slack the machine's). */
-static void assert_deadline_trips(const char *spec, const char *pending)
+/* The rollback of a startup deadline reaps all three children it forked,
+   and leaves no child and no journal entry behind. */
+static void every_started_child_reaped(mpfw_tree *t)
 {
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-    o.startup_timeout_s = 0.5;
-    double t0 = rt_now_s();
-
-    int rc = mpfw_tree_spin_up(&t, spec, &o);
-    double dt = rt_now_s() - t0;
-    assert_int_equal(rc, -ETIMEDOUT);
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "deadline");
-    assert_contains(worker_last_error(mpfw_tree_root(t)), pending);
-    assert_true(dt >= 0.5);
-    assert_true(dt < 0.5 + rt_bound_s(0.5));
-}
-
-static void startup_deadline_fires_on_hung_child(void **state)
-{
-    /* The hung next-level child honours the cooperative cancel. */
-    assert_deadline_trips("L4{L3{sub}:hang}", "next worker(s) [0 (pid");
-}
-
-static void failed_startup_reaps_children_no_leak(void **state)
-{
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-    o.startup_timeout_s = 0.3;
     worker_rollback_report r;
-
-    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub,chip}*2:hang,L3{sub*2}}", &o);
-    assert_int_equal(rc, -ETIMEDOUT);
     worker *w = mpfw_tree_root(t);
     assert_int_equal(worker_last_rollback(w, &r), 0);
     assert_int_equal(r.n, 3);
     assert_all_rollback_pids_reaped(&r);
     assert_int_equal(worker_child_pids(w, WORKER_CHILD_NEXT, NULL, 0), 0);
     assert_int_equal(worker_journal_size(w), 0);
-    assert_int_equal(worker_get_state(w), WORKER_FAILED);
 }
+
+/* The sub that ignores SIGTERM is SIGKILLed after the rollback budget; its
+   sibling left on its own. */
+static void sigterm_ignoring_sub_killed_sibling_graceful(mpfw_tree *t)
+{
+    worker_rollback_report r;
+    assert_int_equal(worker_last_rollback(mpfw_tree_root(t), &r), 0);
+    const worker_rollback_entry *e = find_entry(&r, WORKER_CHILD_SUB, 0);
+    assert_non_null(e);
+    assert_int_equal(e->disposition, WORKER_DISP_KILLED);
+    assert_true(WIFSIGNALED(e->wait_status) &&
+                WTERMSIG(e->wait_status) == SIGKILL);
+    const worker_rollback_entry *ok = find_entry(&r, WORKER_CHILD_SUB, 1);
+    assert_int_equal(ok->disposition, WORKER_DISP_GRACEFUL);
+}
+
+/* An error raised in the parent mid-start leaves no sub behind, and the
+   tree closes. */
+static void no_sub_left_and_closes(mpfw_tree *t)
+{
+    pid_t pids[2];
+    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_SUB,
+                                       pids, 2),
+                     0);
+    assert_int_equal(mpfw_tree_close(t), 0);
+}
+
+static const struct startup_failure startup_failures[] = {
+    /* TestNextLevelStartupFailure */
+    { .name = "inner_init_failure_raises_bounded_error",
+      .spec = "L4{L3{sub}:fail(injected inner init failure)}",
+      .rc = -EIO,
+      .messages = { "injected inner init failure", "child_worker level=3" },
+      .slack_s = 1.0 },
+    /* Failure tests never wait on a deadline when every child is dead. */
+    { .name = "inner_exit_before_ready_raises",
+      .spec = "L4{L3{sub}:exit(42)}",
+      .rc = -EIO,
+      .messages = { "exited during init", "exited with code 42" },
+      .slack_s = 0.5,
+      .then = next_child_exited_and_reaped },
+    /* The hung next-level child honours the cooperative cancel. */
+    { .name = "startup_deadline_fires_on_hung_child",
+      .spec = "L4{L3{sub}:hang}",
+      .startup_timeout_s = 0.5,
+      .rc = -ETIMEDOUT,
+      .messages = { "deadline", "next worker(s) [0 (pid" },
+      .min_s = 0.5,
+      .max_s = 0.5,
+      .slack_s = 0.5 },
+    { .name = "failed_startup_reaps_children_no_leak",
+      .spec = "L4{L3{sub,chip}*2:hang,L3{sub*2}}",
+      .startup_timeout_s = 0.3,
+      .rc = -ETIMEDOUT,
+      .then = every_started_child_reaped },
+    /* TestSubStartupFailure */
+    { .name = "sub_child_exit_before_ready_raises",
+      .spec = "L3{sub,sub:exit(7)}",
+      .rc = -EIO,
+      .messages = { "sub worker 1 (pid", "exited during init", "code 7" } },
+    /* TestChipStartupFailure */
+    { .name = "chip_init_failure_raises_bounded",
+      .spec = "L3{chip,chip:fail,chip}",
+      .rc = -EIO,
+      .messages = { "chip worker 1 (pid",
+                    "chip dev=1: injected chip init failure" } },
+    { .name = "chip_init_hang_trips_deadline",
+      .spec = "L3{sub,chip:hang,chip}",
+      .startup_timeout_s = 0.5,
+      .rc = -ETIMEDOUT,
+      .messages = { "deadline", "chip worker(s) [0 (pid" },
+      .min_s = 0.5,
+      .max_s = 0.5,
+      .slack_s = 0.5 },
+    /* TestFailureSurfacing: C has no KeyboardInterrupt; an error raised in
+       the parent mid-start (a fault at the barrier) plays it. */
+    { .name = "keyboardinterrupt_before_ready_rolls_back",
+      .spec = "L3{sub*2:slow_fail(2000)}",
+      .faults = "root:barrier_poll=fail(interrupted by the user)",
+      .rc = -EIO,
+      .messages = { "interrupted by the user" },
+      .then = no_sub_left_and_closes },
+    /* scripts and fault actions, end to end */
+    { .name = "chip_crash_during_init_reports_the_signal",
+      .spec = "L3{sub,chip,chip:crash}",
+      .rc = -EIO,
+      .messages = { "chip worker 1 (pid", "killed by signal 11 (SEGV)" },
+      .slack_s = 0.5 },
+    { .name = "sigterm_ignoring_child_is_killed_after_the_rollback_budget",
+      .spec = "L3{sub:ignore_sigterm,sub}",
+      .startup_timeout_s = 0.2,
+      .rollback_timeout_s = 0.2,
+      .rc = -ETIMEDOUT,
+      .max_s = 0.2 + 0.2,
+      .slack_s = 0.5,
+      .then = sigterm_ignoring_sub_killed_sibling_graceful },
+    /* SIGTERM during setup is a cooperative cancel: the child exits 1 and
+       publishes nothing, so the barrier reports an exit before ready. */
+    { .name = "cancel_by_own_sigterm_during_setup_exits_without_publishing",
+      .spec = "L3{sub,sub:hang}",
+      .faults = "sub.1:setup_begin=sigterm",
+      .rc = -EIO,
+      .messages = { "sub worker 1 (pid",
+                    "exited during init before signalling ready (exited "
+                    "with code 1, at fault point setup_begin (sigterm))" } },
+    { .name = "faults_armed_from_worker_faults_env",
+      .spec = "L4{L3{chip*2}}",
+      .env_faults = "next.0/chip.1:setup_begin=fail(from the env)",
+      .rc = -EIO,
+      .messages = { "child_worker level=3: chip worker 1 (pid",
+                    "chip dev=1: from the env" } },
+    { .name = "fault_exit_in_a_nested_child_is_reported_with_its_code",
+      .spec = "L4{L3{sub}}",
+      .faults = "next.*/sub.0:setup_end=exit(9)",
+      .rc = -EIO,
+      .messages = { "sub worker 0 (pid", "exited with code 9" } },
+};
+
+static void startup_fails_as_its_row_says(void **state)
+{
+    const struct startup_failure *row = rt_row(state);
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+
+    o.faults = row->faults;
+    if (row->startup_timeout_s > 0)
+        o.startup_timeout_s = row->startup_timeout_s;
+    if (row->rollback_timeout_s > 0)
+        o.rollback_timeout_s = row->rollback_timeout_s;
+    if (row->env_faults)
+        assert_int_equal(setenv("WORKER_FAULTS", row->env_faults, 1), 0);
+    double t0 = rt_now_s();
+    int rc = mpfw_tree_spin_up(&t, row->spec, &o);
+    double dt = rt_now_s() - t0;
+    if (row->env_faults)
+        unsetenv("WORKER_FAULTS");
+
+    assert_int_equal(rc, row->rc);
+    for (size_t i = 0; i < 3 && row->messages[i]; i++)
+        assert_contains(worker_last_error(mpfw_tree_root(t)), row->messages[i]);
+    assert_int_equal(worker_get_state(mpfw_tree_root(t)), WORKER_FAILED);
+    assert_true(dt >= row->min_s);
+    if (row->slack_s > 0 && dt >= row->max_s + rt_bound_s(row->slack_s))
+        fail_msg("init took %.1f ms to fail (bound %.0f ms: %.0f ms of the "
+                 "row's deadlines, %.0f ms of slack scaled to %.0f ms)",
+                 dt * 1e3, (row->max_s + rt_bound_s(row->slack_s)) * 1e3,
+                 row->max_s * 1e3, row->slack_s * 1e3,
+                 rt_bound_s(row->slack_s) * 1e3);
+    if (row->then)
+        row->then(t);
+}
+
+/* ---- trees that come up: spec -> READY -> every sub initialised once ----
+   A row spins up `spec` with a sub_init that counts: the root is READY
+   with `next_children` next-level children, the subs of the whole tree ran
+   their init `sub_inits` times in all, before init() returned; the tree
+   closes. */
+struct tree_comes_up {
+    /* cppcheck-suppress unusedStructMember ; rt_table.h reads it */
+    const char *name;
+    const char *spec;
+    size_t next_children;
+    unsigned sub_inits;
+};
+RT_ROW_NAME_FIRST(struct tree_comes_up);
+
+static const struct tree_comes_up trees_that_come_up[] = {
+    /* TestReadyBarrierHappyPath */
+    { .name = "l4_l3_tree_comes_up_and_runs",
+      .spec = "L4{L3{sub}}",
+      .next_children = 1,
+      .sub_inits = 1 },
+    { .name = "multiple_l3_children_all_ready",
+      .spec = "L4{L3{sub},L3{sub}}",
+      .next_children = 2,
+      .sub_inits = 2 },
+    { .name = "l5_over_l4_over_l3_comes_up_and_closes",
+      .spec = "L5{sub,L4{sub,L3{sub,chip*2}}}",
+      .next_children = 1,
+      .sub_inits = 3 },
+};
+
+static void tree_comes_up_as_its_row_says(void **state)
+{
+    const struct tree_comes_up *row = rt_row(state);
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    _Atomic unsigned *counter = rt_shared_counters(1);
+
+    assert_non_null(counter);
+    o.sub_init = count_init;
+    o.sub_init_arg = (void *)counter;
+    assert_int_equal(mpfw_tree_spin_up(&t, row->spec, &o), 0);
+    assert_int_equal(worker_get_state(mpfw_tree_root(t)), WORKER_READY);
+    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_NEXT,
+                                       NULL, 0),
+                     row->next_children);
+    assert_int_equal(atomic_load(counter), row->sub_inits);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    rt_shared_free(counter, 1);
+}
+
+/* ---- TestNextLevelStartupFailure ---- */
 
 static void ready_sibling_closed_gracefully_on_sibling_failure(void **state)
 {
@@ -333,20 +496,6 @@ static void cancel_at_end_of_setup_wins_over_ready(void **state)
     worker_gates_free(g);
 }
 
-/* ---- TestSubStartupFailure ---- */
-
-static void sub_child_exit_before_ready_raises(void **state)
-{
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-
-    int rc = mpfw_tree_spin_up(&t, "L3{sub,sub:exit(7)}", &o);
-    assert_int_equal(rc, -EIO);
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "sub worker 1 (pid");
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "exited during init");
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "code 7");
-}
-
 /* ---- TestStartupConfigValidation ---- */
 
 static void expect_invalid(worker_options *o, const char *needle)
@@ -443,58 +592,6 @@ static void invalid_arguments_rejected_before_anything_is_forked(void **state)
     assert_int_equal(worker_new(&w, NULL), 0);
     assert_int_equal(worker_get_state(w), WORKER_NEW);
     worker_free(w);
-}
-
-/* ---- TestReadyBarrierHappyPath ---- */
-
-static void l4_l3_tree_comes_up_and_runs(void **state)
-{
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-    _Atomic unsigned *counter = rt_shared_counters(1);
-
-    assert_non_null(counter);
-    o.sub_init = count_init;
-    o.sub_init_arg = (void *)counter;
-    assert_int_equal(mpfw_tree_spin_up(&t, "L4{L3{sub}}", &o), 0);
-    assert_int_equal(worker_get_state(mpfw_tree_root(t)), WORKER_READY);
-    /* The bottom sub ran its init exactly once, before init() returned. */
-    assert_int_equal(atomic_load(counter), 1);
-    assert_int_equal(mpfw_tree_close(t), 0);
-    rt_shared_free(counter, 1);
-}
-
-static void multiple_l3_children_all_ready(void **state)
-{
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-    _Atomic unsigned *counter = rt_shared_counters(1);
-
-    o.sub_init = count_init;
-    o.sub_init_arg = (void *)counter;
-    assert_int_equal(mpfw_tree_spin_up(&t, "L4{L3{sub},L3{sub}}", &o), 0);
-    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_NEXT,
-                                       NULL, 0),
-                     2);
-    assert_int_equal(atomic_load(counter), 2);
-    assert_int_equal(mpfw_tree_close(t), 0);
-    rt_shared_free(counter, 1);
-}
-
-static void l5_over_l4_over_l3_comes_up_and_closes(void **state)
-{
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-    _Atomic unsigned *counter = rt_shared_counters(1);
-
-    o.sub_init = count_init;
-    o.sub_init_arg = (void *)counter;
-    assert_int_equal(mpfw_tree_spin_up(&t, "L5{sub,L4{sub,L3{sub,chip*2}}}",
-                                       &o),
-                     0);
-    assert_int_equal(atomic_load(counter), 3);
-    assert_int_equal(mpfw_tree_close(t), 0);
-    rt_shared_free(counter, 1);
 }
 
 /* ---- TestEagerInitContract ---- */
@@ -1080,25 +1177,6 @@ hung_grandchild_is_killed_by_its_own_parent_within_the_grace(void **state)
     assert_int_equal(worker_journal_size(w), 0);
 }
 
-/* ---- TestChipStartupFailure ---- */
-
-static void chip_init_failure_raises_bounded(void **state)
-{
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-
-    int rc = mpfw_tree_spin_up(&t, "L3{chip,chip:fail,chip}", &o);
-    assert_int_equal(rc, -EIO);
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "chip worker 1 (pid");
-    assert_contains(worker_last_error(mpfw_tree_root(t)),
-                    "chip dev=1: injected chip init failure");
-}
-
-static void chip_init_hang_trips_deadline(void **state)
-{
-    assert_deadline_trips("L3{sub,chip:hang,chip}", "chip worker(s) [0 (pid");
-}
-
 static void chip_advertises_pipeline_depth_in_init_ready(void **state)
 {
     worker *w;
@@ -1309,22 +1387,6 @@ static void concurrent_init_callers_share_a_successful_epoch(void **state)
     worker_gates_free(s.g);
 }
 
-static void keyboardinterrupt_before_ready_rolls_back(void **state)
-{
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-    pid_t pids[2];
-
-    o.faults = "root:barrier_poll=fail(interrupted by the user)";
-    int rc = mpfw_tree_spin_up(&t, "L3{sub*2:slow_fail(2000)}", &o);
-    worker *w = mpfw_tree_root(t);
-    assert_int_equal(rc, -EIO);
-    assert_contains(worker_last_error(w), "interrupted by the user");
-    assert_int_equal(worker_get_state(w), WORKER_FAILED);
-    assert_int_equal(worker_child_pids(w, WORKER_CHILD_SUB, pids, 2), 0);
-    assert_int_equal(mpfw_tree_close(t), 0);
-}
-
 /* ---- acceptance: the tree ---- */
 
 static void
@@ -1379,93 +1441,6 @@ static void one_failing_chip_in_the_tree_reports_within_100ms(void **state)
                  "ms; the clean startup took %.1f ms, its close %.1f ms)",
                  dt * 1e3, bound * 1e3, clean * 1e3, closed * 1e3);
     assert_int_equal(mpfw_tree_close(t), 0);
-}
-
-/* ---- scripts and fault actions, end to end ---- */
-
-static void chip_crash_during_init_reports_the_signal(void **state)
-{
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-    double t0 = rt_now_s();
-
-    int rc = mpfw_tree_spin_up(&t, "L3{sub,chip,chip:crash}", &o);
-    assert_int_equal(rc, -EIO);
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "chip worker 1 (pid");
-    assert_contains(worker_last_error(mpfw_tree_root(t)),
-                    "killed by signal 11 (SEGV)");
-    assert_true(rt_now_s() - t0 < rt_bound_s(0.5));
-}
-
-static void
-sigterm_ignoring_child_is_killed_after_the_rollback_budget(void **state)
-{
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-    worker_rollback_report r;
-
-    o.startup_timeout_s = 0.2;
-    o.rollback_timeout_s = 0.2;
-    double t0 = rt_now_s();
-    int rc = mpfw_tree_spin_up(&t, "L3{sub:ignore_sigterm,sub}", &o);
-    double dt = rt_now_s() - t0;
-    assert_int_equal(rc, -ETIMEDOUT);
-    assert_int_equal(worker_last_rollback(mpfw_tree_root(t), &r), 0);
-    const worker_rollback_entry *e = find_entry(&r, WORKER_CHILD_SUB, 0);
-    assert_non_null(e);
-    assert_int_equal(e->disposition, WORKER_DISP_KILLED);
-    assert_true(WIFSIGNALED(e->wait_status) &&
-                WTERMSIG(e->wait_status) == SIGKILL);
-    const worker_rollback_entry *ok = find_entry(&r, WORKER_CHILD_SUB, 1);
-    assert_int_equal(ok->disposition, WORKER_DISP_GRACEFUL);
-    assert_true(dt < 0.2 + 0.2 + rt_bound_s(0.5));
-}
-
-static void
-cancel_by_own_sigterm_during_setup_exits_without_publishing(void **state)
-{
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-
-    /* SIGTERM during setup is a cooperative cancel: the child exits 1 and
-       publishes nothing, so the barrier reports an exit before ready. */
-    o.faults = "sub.1:setup_begin=sigterm";
-    int rc = mpfw_tree_spin_up(&t, "L3{sub,sub:hang}", &o);
-    assert_int_equal(rc, -EIO);
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "sub worker 1 (pid");
-    assert_contains(worker_last_error(mpfw_tree_root(t)),
-                    "exited during init before signalling ready (exited with "
-                    "code 1, "
-                    "at fault point setup_begin (sigterm))");
-}
-
-static void faults_armed_from_worker_faults_env(void **state)
-{
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-
-    assert_int_equal(setenv("WORKER_FAULTS",
-                            "next.0/chip.1:setup_begin=fail(from the env)", 1),
-                     0);
-    int rc = mpfw_tree_spin_up(&t, "L4{L3{chip*2}}", &o);
-    unsetenv("WORKER_FAULTS");
-    assert_int_equal(rc, -EIO);
-    assert_contains(worker_last_error(mpfw_tree_root(t)),
-                    "child_worker level=3: chip worker 1 (pid");
-    assert_contains(worker_last_error(mpfw_tree_root(t)),
-                    "chip dev=1: from the env");
-}
-
-static void fault_exit_in_a_nested_child_is_reported_with_its_code(void **state)
-{
-    mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
-
-    o.faults = "next.*/sub.0:setup_end=exit(9)";
-    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub}}", &o);
-    assert_int_equal(rc, -EIO);
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "sub worker 0 (pid");
-    assert_contains(worker_last_error(mpfw_tree_root(t)), "exited with code 9");
 }
 
 /* ---- inherited signal dispositions ---- */
@@ -1605,10 +1580,6 @@ static void children_hold_nothing_of_their_siblings(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        mpfw_unit_test(inner_init_failure_raises_bounded_error, 5000),
-        mpfw_unit_test(inner_exit_before_ready_raises, 5000),
-        mpfw_unit_test(startup_deadline_fires_on_hung_child, 5000),
-        mpfw_unit_test(failed_startup_reaps_children_no_leak, 5000),
         mpfw_unit_test(ready_sibling_closed_gracefully_on_sibling_failure,
                        5000),
         mpfw_unit_test(second_child_failure_reaps_first, 5000),
@@ -1616,14 +1587,10 @@ int main(void)
                        5000),
         mpfw_unit_test(sigterm_is_blocked_from_ready_publication_on, 5000),
         mpfw_unit_test(cancel_at_end_of_setup_wins_over_ready, 5000),
-        mpfw_unit_test(sub_child_exit_before_ready_raises, 5000),
         mpfw_unit_test(nonpositive_timeout_rejected, 2000),
         mpfw_unit_test(nonfinite_timeout_rejected, 2000),
         mpfw_unit_test(invalid_arguments_rejected_before_anything_is_forked,
                        2000),
-        mpfw_unit_test(l4_l3_tree_comes_up_and_runs, 5000),
-        mpfw_unit_test(multiple_l3_children_all_ready, 5000),
-        mpfw_unit_test(l5_over_l4_over_l3_comes_up_and_closes, 5000),
         mpfw_unit_test(l3_sub_children_ready_after_init_no_run, 5000),
         mpfw_unit_test(init_then_close_without_run, 5000),
         mpfw_unit_test(l4_l3_sub_subtree_ready_after_init_no_run, 5000),
@@ -1640,8 +1607,6 @@ int main(void)
         mpfw_unit_test(
             hung_grandchild_is_killed_by_its_own_parent_within_the_grace,
             10000),
-        mpfw_unit_test(chip_init_failure_raises_bounded, 5000),
-        mpfw_unit_test(chip_init_hang_trips_deadline, 5000),
         mpfw_unit_test(chip_advertises_pipeline_depth_in_init_ready, 5000),
         mpfw_unit_test(init_after_close_is_rejected, 2000),
         mpfw_unit_test(init_after_close_claim_is_rejected, 5000),
@@ -1663,21 +1628,16 @@ int main(void)
         mpfw_unit_test(chip_backed_l3_with_chip_callable_inits, 5000),
         mpfw_unit_test(chip_task_on_chipless_l3_rejected_at_submit, 5000),
         mpfw_unit_test(register_after_init_is_rejected, 5000),
-        mpfw_unit_test(keyboardinterrupt_before_ready_rolls_back, 5000),
         mpfw_unit_test(
             l4_two_l3_with_subs_and_sim_chips_comes_up_and_closes_cleanly,
             5000),
         mpfw_unit_test(one_failing_chip_in_the_tree_reports_within_100ms, 5000),
-        mpfw_unit_test(chip_crash_during_init_reports_the_signal, 5000),
-        mpfw_unit_test(
-            sigterm_ignoring_child_is_killed_after_the_rollback_budget, 5000),
-        mpfw_unit_test(
-            cancel_by_own_sigterm_during_setup_exits_without_publishing, 5000),
-        mpfw_unit_test(faults_armed_from_worker_faults_env, 5000),
-        mpfw_unit_test(fault_exit_in_a_nested_child_is_reported_with_its_code,
-                       5000),
         mpfw_unit_test(children_reset_inherited_dispositions, 5000),
         mpfw_unit_test(children_hold_nothing_of_their_siblings, 5000),
     };
-    return mpf_run_group_tests(tests, NULL, NULL);
+    const struct rt_table tables[] = {
+        RT_TABLE(startup_failures, startup_fails_as_its_row_says, 5000),
+        RT_TABLE(trees_that_come_up, tree_comes_up_as_its_row_says, 5000),
+    };
+    return rt_run_group_tests(tests, tables);
 }

@@ -9,15 +9,11 @@
  * task, an orchestration function that fails without a message, a task
  * id the job does not have. Every case under the fixture's guard.
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include <mpfixture/cmocka.h>
+#include <mpfixture/fakechips.h>
 
-#include "mpfixture.h"
-#include "mpfixture_worker.h"
 #include "rt_helpers.h"
+#include "rt_table.h"
 
 /* ---- chip kernels ---- */
 
@@ -56,77 +52,87 @@ static worker *chips_up(unsigned n)
     return mpfw_tree_root(t);
 }
 
-static void kernels_check_their_argument_count(void **state)
+/* ---- chip kernels, one shape: task -> rc -> the child's exact error ----
+   A row spins up `chips` chips and runs its tasks one after another, each
+   in its own run: each comes back with `rc` and exactly `error` ("" for a
+   task that succeeds: a refused kernel does not poison its chip). A list
+   ends at a task without an error. */
+struct kernel_probe {
+    struct chip_task task;
+    int rc;
+    const char *error;
+};
+
+struct kernel_case {
+    /* cppcheck-suppress unusedStructMember ; rt_table.h reads it */
+    const char *name;
+    unsigned chips;
+    const struct kernel_probe *probes;
+};
+RT_ROW_NAME_FIRST(struct kernel_case);
+
+static const struct kernel_case kernel_cases[] = {
+    { "kernels_check_their_argument_count", 2,
+      (const struct kernel_probe[]){
+          { { 1, WORKER_KERNEL_VECTOR_ADD, 3, { 0, 64, 128 } },
+            -EIO,
+            "chip dev=1: vector_add needs 4 arguments (got 3)" },
+          { { 0, WORKER_KERNEL_FILL, 2, { 0, 4 } },
+            -EIO,
+            "chip dev=0: fill needs 3 arguments (got 2)" },
+          { { 0, WORKER_KERNEL_CHECKSUM, 1, { 0 } },
+            -EIO,
+            "chip dev=0: checksum needs 2 arguments (got 1)" },
+          /* The chip is still usable. */
+          { { 0, WORKER_KERNEL_CHECKSUM, 2, { 0, 4 } }, 0, "" },
+          { { 0, 0, 0, { 0 } }, 0, NULL } } },
+    { "kernels_stay_inside_device_memory", 1,
+      (const struct kernel_probe[]){
+          /* Region 7 was never allocated. */
+          { { 0, WORKER_KERNEL_FILL, 3, { WORKER_DEVPTR(7, 0), 4, 1 } },
+            -EIO,
+            "chip dev=0: device memory region 7 is not allocated" },
+          /* A misaligned offset; a count past the end of the 64 KiB base. */
+          { { 0, WORKER_KERNEL_CHECKSUM, 2, { WORKER_DEVPTR(0, 2), 1 } },
+            -EIO,
+            "chip dev=0: device memory access [region 0 + 2, 1 elements) out "
+            "of range (65536 bytes)" },
+          { { 0, WORKER_KERNEL_CHECKSUM, 2, { WORKER_DEVPTR(0, 65532), 2 } },
+            -EIO,
+            "chip dev=0: device memory access [region 0 + 65532, 2 elements) "
+            "out of range (65536 bytes)" },
+          /* The output span of vector_add is checked too (c starts at the
+             end). */
+          { { 0,
+              WORKER_KERNEL_VECTOR_ADD,
+              4,
+              { WORKER_DEVPTR(0, 0), WORKER_DEVPTR(0, 0),
+                WORKER_DEVPTR(0, 65536), 1 } },
+            -EIO,
+            "chip dev=0: device memory access [region 0 + 65536, 1 elements) "
+            "out of range (65536 bytes)" },
+          { { 0, 0, 0, { 0 } }, 0, NULL } } },
+    { "sleep_kernel_refuses_more_than_an_hour", 1,
+      (const struct kernel_probe[]){
+          { { 0, WORKER_KERNEL_SLEEP, 1, { 3600001 } },
+            -EIO,
+            "chip dev=0: sleep of 3600001 ms is over an hour" },
+          { { 0, WORKER_KERNEL_SLEEP, 1, { 1 } }, 0, "" },
+          { { 0, 0, 0, { 0 } }, 0, NULL } } },
+};
+
+static void every_task_comes_back_as_its_row_says(void **state)
 {
-    (void)state;
-    worker *w = chips_up(2);
+    const struct kernel_case *row = rt_row(state);
+    worker *w = chips_up(row->chips);
     char err[WORKER_ERROR_MAX];
-    struct chip_task add = { 1, WORKER_KERNEL_VECTOR_ADD, 3, { 0, 64, 128 } };
-    struct chip_task fill = { 0, WORKER_KERNEL_FILL, 2, { 0, 4 } };
-    struct chip_task sum = { 0, WORKER_KERNEL_CHECKSUM, 1, { 0 } };
 
-    assert_int_equal(run_chip_task(w, &add, err, sizeof(err)), -EIO);
-    assert_string_equal(err,
-                        "chip dev=1: vector_add needs 4 arguments (got 3)");
-    assert_int_equal(run_chip_task(w, &fill, err, sizeof(err)), -EIO);
-    assert_string_equal(err, "chip dev=0: fill needs 3 arguments (got 2)");
-    assert_int_equal(run_chip_task(w, &sum, err, sizeof(err)), -EIO);
-    assert_string_equal(err, "chip dev=0: checksum needs 2 arguments (got 1)");
-    /* The chip is still usable: a refused kernel does not poison it. */
-    sum.n = 2;
-    sum.kargs[1] = 4;
-    assert_int_equal(run_chip_task(w, &sum, err, sizeof(err)), 0);
-    assert_string_equal(err, "");
-}
-
-static void kernels_stay_inside_device_memory(void **state)
-{
-    (void)state;
-    worker *w = chips_up(1);
-    char err[WORKER_ERROR_MAX];
-    /* Region 7 was never allocated. */
-    struct chip_task fill = {
-        0, WORKER_KERNEL_FILL, 3, { WORKER_DEVPTR(7, 0), 4, 1 }
-    };
-    /* A misaligned offset; a count past the end of the 64 KiB base. */
-    struct chip_task odd = {
-        0, WORKER_KERNEL_CHECKSUM, 2, { WORKER_DEVPTR(0, 2), 1 }
-    };
-    struct chip_task far = {
-        0, WORKER_KERNEL_CHECKSUM, 2, { WORKER_DEVPTR(0, 65532), 2 }
-    };
-    struct chip_task add = { 0,
-                             WORKER_KERNEL_VECTOR_ADD,
-                             4,
-                             { WORKER_DEVPTR(0, 0), WORKER_DEVPTR(0, 0),
-                               WORKER_DEVPTR(0, 65536), 1 } };
-
-    assert_int_equal(run_chip_task(w, &fill, err, sizeof(err)), -EIO);
-    assert_string_equal(err,
-                        "chip dev=0: device memory region 7 is not allocated");
-    assert_int_equal(run_chip_task(w, &odd, err, sizeof(err)), -EIO);
-    assert_string_equal(err, "chip dev=0: device memory access [region 0 + "
-                             "2, 1 elements) out of range (65536 bytes)");
-    assert_int_equal(run_chip_task(w, &far, err, sizeof(err)), -EIO);
-    assert_string_equal(err, "chip dev=0: device memory access [region 0 + "
-                             "65532, 2 elements) out of range (65536 bytes)");
-    /* The output span of vector_add is checked too (c starts at the end). */
-    assert_int_equal(run_chip_task(w, &add, err, sizeof(err)), -EIO);
-    assert_string_equal(err, "chip dev=0: device memory access [region 0 + "
-                             "65536, 1 elements) out of range (65536 bytes)");
-}
-
-static void sleep_kernel_refuses_more_than_an_hour(void **state)
-{
-    (void)state;
-    worker *w = chips_up(1);
-    char err[WORKER_ERROR_MAX];
-    struct chip_task nap = { 0, WORKER_KERNEL_SLEEP, 1, { 3600001 } };
-
-    assert_int_equal(run_chip_task(w, &nap, err, sizeof(err)), -EIO);
-    assert_string_equal(err, "chip dev=0: sleep of 3600001 ms is over an hour");
-    nap.kargs[0] = 1;
-    assert_int_equal(run_chip_task(w, &nap, err, sizeof(err)), 0);
+    for (const struct kernel_probe *p = row->probes; p->error; p++) {
+        int rc = run_chip_task(w, &p->task, err, sizeof(err));
+        if (rc != p->rc || strcmp(err, p->error) != 0)
+            fail_msg("task %u: %d \"%s\", expected %d \"%s\"",
+                     (unsigned)(p - row->probes), rc, err, p->rc, p->error);
+    }
 }
 
 /* ---- sub callables ---- */
@@ -294,14 +300,14 @@ static void task_wait_times_out_and_can_wait_again(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        mpfw_unit_test(kernels_check_their_argument_count, 5000),
-        mpfw_unit_test(kernels_stay_inside_device_memory, 5000),
-        mpfw_unit_test(sleep_kernel_refuses_more_than_an_hour, 5000),
         mpfw_unit_test(callable_failing_without_a_message_is_named, 5000),
         mpfw_unit_test(submit_after_the_orchestration_returned_is_refused,
                        5000),
         mpfw_unit_test(orchestration_failing_without_a_message_is_named, 5000),
         mpfw_unit_test(task_wait_times_out_and_can_wait_again, 5000),
     };
-    return mpf_run_group_tests(tests, NULL, NULL);
+    const struct rt_table tables[] = {
+        RT_TABLE(kernel_cases, every_task_comes_back_as_its_row_says, 5000),
+    };
+    return rt_run_group_tests(tests, tables);
 }

@@ -40,7 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "mpfixture.h"
+#include <mpfixture/mpfixture.h>
 
 #define MAX_FOUND 8
 

@@ -25,7 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "mpfixture.h"
+#include <mpfixture/mpfixture.h>
 
 #define N_CHILDREN 2000
 #define N_FDS 2000

@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "mpfixture.h"
+#include <mpfixture/mpfixture.h>
 
 static char name[64]; /* set by main(), before the runner forks */
 

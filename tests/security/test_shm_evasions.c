@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mpfixture.h"
+#include <mpfixture/mpfixture.h>
 
 static char prefix[64]; /* "mpf-evade-<pid>" */
 

@@ -26,7 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "mpfixture.h"
+#include <mpfixture/mpfixture.h>
 
 /* Objects the fixture must leave alone, checked by the group teardown. */
 struct keep {

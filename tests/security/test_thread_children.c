@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "mpfixture.h"
+#include <mpfixture/mpfixture.h>
 
 static sem_t forked, release;
 static pthread_t thread;

@@ -9,7 +9,7 @@
 
 #include <dirent.h>
 
-#include "worker.h"
+#include <mpfixture/worker.h>
 #include "rt_helpers.h"
 
 static inline const worker_rollback_entry *

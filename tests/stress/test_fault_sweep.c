@@ -68,14 +68,10 @@
  *     after_init_ready must fail the run step, naming the point; one hung
  *     there for good gets no run step (same reason as a hung task).
  */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include <mpfixture/cmocka.h>
+#include <mpfixture/fakechips.h>
 
-#include "mpfixture.h"
-#include "mpfixture_worker.h"
+#include "rt_table.h"
 #include "stress_helpers.h"
 
 #define TREE_SPEC "L4{L3{sub,chip*2},L3{sub,chip*2}}"
@@ -213,13 +209,15 @@ static bool applies(const struct point_rule *r, const char *point,
 /* ---- combinations ---- */
 
 struct combo {
+    const char *name; /* name_text: a row of rt_table.h starts with it */
     unsigned point;
     const char *point_name;
     const struct point_rule *rule;
     const char *role;
     enum action action;
-    char name[96];
+    char name_text[96];
 };
+RT_ROW_NAME_FIRST(struct combo);
 
 static struct combo *combos;
 static size_t n_combos;
@@ -726,7 +724,7 @@ static int sweep_run_step(mpfw_tree *t, worker_gates *g, char *err,
 
 static void sweep_case(void **state)
 {
-    const struct combo *c = *state;
+    const struct combo *c = rt_row(state);
     char spec[512];
     worker_gates *g;
     mpfw_options o = MPFW_OPTIONS_INIT;
@@ -843,6 +841,8 @@ static int build_combos(void)
         const char *name = worker_fault_point_name(p);
         const struct point_rule *r = rule_of(name);
 
+        /* cppcheck-suppress knownConditionTrueFalse ; the gate bound implies
+           the exit code's today: each limit is checked for itself */
         if (G_FAIL_BASE + p >= WORKER_GATES_COUNT || 64 + p > 255)
             return -E2BIG; /* the gate / exit code would not name the point */
         for (size_t ri = 0; ri < N_ROLES; ri++)
@@ -856,7 +856,8 @@ static int build_combos(void)
                 c->rule = r;
                 c->role = roles[ri];
                 c->action = (enum action)a;
-                case_name(c, c->name, sizeof(c->name));
+                case_name(c, c->name_text, sizeof(c->name_text));
+                c->name = c->name_text;
                 n_combos++;
             }
     }
@@ -865,33 +866,17 @@ static int build_combos(void)
 
 int main(void)
 {
-    struct CMUnitTest *tests;
-    struct mpf_case_spec *specs;
-    int rc, failed;
+    int rc;
 
     if ((rc = build_combos()) != 0) {
         fprintf(stderr, "test_fault_sweep: cannot build the sweep: %s\n",
                 strerror(-rc));
         return 1;
     }
-    tests = calloc(n_combos, sizeof(*tests));
-    specs = calloc(n_combos, sizeof(*specs));
-    if (!tests || !specs) {
-        fprintf(stderr, "test_fault_sweep: out of memory\n");
-        free(tests);
-        free(specs);
-        return 1;
-    }
-    for (size_t i = 0; i < n_combos; i++) {
-        specs[i] = (struct mpf_case_spec){ MPF_CASE_SPEC_MAGIC, CASE_BUDGET_MS,
-                                           &combos[i] };
-        tests[i] = (struct CMUnitTest){ combos[i].name, sweep_case, NULL,
-                                        mpfw_case_teardown, &specs[i] };
-    }
-    failed = mpf__run_group_tests("test_fault_sweep", tests, n_combos, NULL,
-                                  NULL);
-    free(tests);
-    free(specs);
+    const struct rt_table sweep = { combos, n_combos, sizeof(*combos),
+                                    sweep_case, CASE_BUDGET_MS };
+    int failed = rt_run_tests_and_tables("test_fault_sweep", NULL, 0, &sweep,
+                                         1);
     free(combos);
     return failed;
 }

@@ -36,8 +36,8 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
-#include "mpfixture.h"
-#include "fakechips.h"
+#include <mpfixture/mpfixture.h>
+#include <mpfixture/fakechips.h>
 #include "stress_helpers.h"
 
 #define MAX_HOGS 256

@@ -44,8 +44,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "mpfixture.h"
-#include "fakechips.h"
+#include <mpfixture/mpfixture.h>
+#include <mpfixture/fakechips.h>
 #include "stress_helpers.h"
 
 enum {
