@@ -24,7 +24,8 @@
 
 #include <mpfixture/gtest.h>
 
-namespace {
+namespace
+{
 
 /* The name of this run's planted object: the driver checks that it is
    gone after the run. */
