@@ -13,12 +13,16 @@
            if any, is its own).
 --xml-has  gtest's XML (--gtest_output=xml) holds a failure of the test
            whose message matches the regex.
+--audit    'Test.Name=outcome,verdict': the audit line of the case
+           (MPF_AUDIT) has the test's own outcome ("test") and the
+           guard's verdict.
 After the run: the binary's exit status says failure iff a test failed;
 no process of the run is left (this script is the run's child subreaper)
 and the run's planted /dev/shm object is gone.
 """
 import argparse
 import ctypes
+import json
 import os
 import re
 import signal
@@ -85,6 +89,7 @@ def main():
     ap.add_argument("--expect", action="append", default=[])
     ap.add_argument("--clean", action="append", default=[])
     ap.add_argument("--xml-has", action="append", default=[])
+    ap.add_argument("--audit", action="append", default=[])
     a = ap.parse_args()
 
     become_subreaper()
@@ -93,7 +98,8 @@ def main():
            "--gtest_output=xml:" + xml_path]
     if a.style:
         cmd.append("--gtest_death_test_style=" + a.style)
-    env = dict(os.environ, GTEST_COLOR="no")
+    audit_path = tempfile.mktemp(prefix="mpf_gtest_", suffix=".jsonl")
+    env = dict(os.environ, GTEST_COLOR="no", MPF_AUDIT=audit_path)
     env.pop("GTEST_OUTPUT", None)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, env=env)
@@ -142,6 +148,24 @@ def main():
                 problems.append(f"XML: no failure of {name} matching /{rx}/")
     if os.path.exists(xml_path):
         os.unlink(xml_path)
+
+    lines = {}
+    if os.path.exists(audit_path):
+        with open(audit_path) as f:
+            for line in f:
+                d = json.loads(line)
+                lines[d.get("case")] = d
+        os.unlink(audit_path)
+    for spec in a.audit:
+        name, _, want = spec.partition("=")
+        outcome, _, verdict = want.partition(",")
+        d = lines.get(name)
+        if d is None:
+            problems.append(f"audit: no line of case {name}")
+        elif (d.get("test"), d.get("verdict")) != (outcome, verdict):
+            problems.append(f"audit: {name} has test={d.get('test')} "
+                            f"verdict={d.get('verdict')}, expected "
+                            f"test={outcome} verdict={verdict}")
 
     left = leftover_children()
     if left:
