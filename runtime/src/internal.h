@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "mpfixture/worker.h"
-#include "mailbox.h"
+#include "wire/mailbox.h"
 
 #define WORKER__NAME_MAX 96
 

@@ -54,7 +54,7 @@ static inline double rt_bound_s(double plain_s)
 
 /* ---- waiting for a process to exit, with or without pidfds ----
    Through its pidfd where the kernel has pidfd_open. Valgrind 3.19 answers
-   it with ENOSYS (runtime/src/procfd.c falls back there too): then, for a
+   it with ENOSYS (runtime/src/proc/procfd.c falls back there too): then, for a
    child of ours, a thread blocked in waitid(WNOWAIT) plays the pidfd's
    role, so the wait is still a blocking one with a bound, not a poll loop. */
 

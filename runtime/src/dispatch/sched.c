@@ -18,8 +18,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "device.h"
-#include "dispatch.h"
+#include "device/device.h"
+#include "dispatch/dispatch.h"
 
 /* ---- the scheduler: endpoints (mu held) ---- */
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "testing.h"
-#include "dispatch.h"
+#include "dispatch/dispatch.h"
 
 /* ---- control commands ---- */
 

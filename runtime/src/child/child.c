@@ -28,7 +28,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "device.h"
+#include "device/device.h"
 #include "internal.h"
 
 /* async-signal-safe: flag, atomic add, futex wake, write. errno saved. */

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "device.h"
+#include "device/device.h"
 #include "internal.h"
 
 typedef int (*kernel_fn)(worker__device *d, const uint64_t *a, unsigned n,
