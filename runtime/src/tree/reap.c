@@ -18,9 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-#define MAX_WAIT (WORKER_MAX_CHILDREN + WORKER__JOURNAL_MAX)
+#include "tree.h"
 
 /*
  * Reap c if it has exited. The WNOWAIT peek leaves the zombie in place, so
@@ -73,7 +71,7 @@ reaped:
 size_t worker__wait_reap(worker *w, struct worker__child **set, size_t n,
                          int64_t deadline)
 {
-    struct pollfd pfd[MAX_WAIT];
+    struct pollfd pfd[WORKER__TREE_MAX_WAIT];
     size_t left;
 
     for (;;) {
