@@ -12,10 +12,11 @@
  * the rollback began); then one we had to SIGKILL; then a READY child
  * that left after SHUTDOWN; then one in init that left after the
  * cooperative SIGTERM; anything else exited (failed, crashed). A close
- * passes was_ready (every child it shuts down was READY).
+ * passes was_ready (every child it shuts down was READY). The close's
+ * note of abnormal exits reads the same disposition (teardown.c).
  */
-static worker_disposition disposition_of(const struct worker__child *c,
-                                         bool was_ready, bool was_failed)
+worker_disposition worker__tree_disposition(const struct worker__child *c,
+                                            bool was_ready, bool was_failed)
 {
     if (!c->reaped)
         return WORKER_DISP_JOURNALED;
@@ -53,7 +54,7 @@ worker_rollback_entry *worker__tree_report_child(worker_rollback_report *r,
     e->index = c->index;
     e->pid = c->pid;
     e->wait_status = c->wait_status;
-    e->disposition = disposition_of(c, was_ready, was_failed);
+    e->disposition = worker__tree_disposition(c, was_ready, was_failed);
     (*count[e->disposition])++;
     return e;
 }

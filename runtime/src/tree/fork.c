@@ -55,7 +55,7 @@ static int spawn(worker *w, struct worker__child *c)
         worker__set_error(w, "exit pipe of %s %u: %s",
                           worker_child_kind_name(c->kind), c->index,
                           strerror(-rc));
-        goto undo_mailbox;
+        goto undo;
     }
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -71,7 +71,7 @@ static int spawn(worker *w, struct worker__child *c)
                           worker_child_kind_name(c->kind), c->index,
                           strerror(rc));
         rc = -rc;
-        goto undo_mailbox;
+        goto undo;
     }
     c->pid = pid;
     c->cstate = WORKER__C_INIT;
@@ -86,6 +86,8 @@ static int spawn(worker *w, struct worker__child *c)
     c->pidfd = worker__procfd_after_fork(pid, exit_rd);
     if (c->pidfd < 0) {
         rc = errno;
+        worker__set_error(w, "pidfd_open: %s", strerror(rc));
+        rc = -rc;
         /* The pid is our unreaped child: it cannot have been recycled, so
            this one plain kill() is safe. */
         kill(pid, SIGKILL);
@@ -98,17 +100,16 @@ static int spawn(worker *w, struct worker__child *c)
         }
         waitpid(pid, &c->wait_status, 0);
         c->reaped = true;
-        worker__tree_release_child(c);
-        worker__set_error(w, "pidfd_open: %s", strerror(rc));
-        return -rc;
+        goto undo;
     }
     return 0;
 
-undo_mailbox:
-    /* No child was forked: its mailbox and its name go. */
-    worker__mailbox_unmap(c->mb);
-    c->mb = NULL;
-    shm_unlink(c->shm_name);
+undo:
+    /* The one way out of a failed spawn: no child, or one reaped above,
+       so what the spawn made goes (its mailbox and its name, and what a
+       child killed in its init may have made: a chip's device memory, a
+       next-level child's namespace). The caller drops the record. */
+    worker__tree_release_child(c);
     c->shm_name[0] = '\0';
     return rc;
 }

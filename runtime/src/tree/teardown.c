@@ -82,7 +82,11 @@ int worker__teardown(worker *w, int64_t by_ns)
             worker__tree_journal_child(w, c);
             continue;
         }
-        if (c->sigkill_sent && off < sizeof(abnormal) - 64)
+        /* The note says what the report says: killed only when the
+           classifier says so (a child that had exited on its own before
+           the SIGKILL is named by its wait status). */
+        if (worker__tree_disposition(c, true, false) == WORKER_DISP_KILLED &&
+            off < sizeof(abnormal) - 64)
             off += (size_t)
                 snprintf(abnormal + off, sizeof(abnormal) - off,
                          "%s%s %u (pid %d) ignored SHUTDOWN and was killed",

@@ -60,7 +60,11 @@ int worker__tree_barrier(worker *w, size_t first, size_t count);
 /* rollback.c: roll a failed startup epoch back; w->rollback reports it. */
 void worker__tree_rollback(worker *w);
 
-/* disposition.c: append child c to report r with how it left; the entry,
+/* disposition.c: how child c left (was_ready, was_failed: its state when
+   the rollback began; a close passes true, false). */
+worker_disposition worker__tree_disposition(const struct worker__child *c,
+                                            bool was_ready, bool was_failed);
+/* Append child c to report r with how it left; the entry,
    or NULL if the report is full (cannot happen: one entry per child). */
 worker_rollback_entry *worker__tree_report_child(worker_rollback_report *r,
                                                  const struct worker__child *c,
