@@ -29,6 +29,9 @@
 
 /* Children one wait may cover: a worker's own plus its journal's. */
 #define WORKER__TREE_MAX_WAIT (WORKER_MAX_CHILDREN + WORKER__JOURNAL_MAX)
+/* Children of this process a look for orphaned group members reads (every
+   thread's, zombies included): far more than a worker forks. */
+#define WORKER__TREE_MAX_KIDS 1024
 #define WORKER__TREE_KILL_RESERVE_MAX_NS 1000000000LL
 
 /* The part of a budget kept for SIGKILL and the reap after it: a quarter,
