@@ -24,7 +24,12 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "dispatch/dispatch.h"
+#include "faults.h"
 #include "internal.h"
+#include "proc/proc.h"
+#include "tree/tree.h"
+#include "wire/wire.h"
 
 /* ---- construction ---- */
 

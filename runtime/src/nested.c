@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "dispatch/dispatch.h"
+#include "proc/proc.h"
+#include "tree/tree.h"
 #include "wire/mailbox.h"
 
 void worker__nested_after_fork(worker *n)

@@ -28,8 +28,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "device/device.h"
-#include "internal.h"
+#include "faults.h"
+#include "proc/proc.h"
 
 /* async-signal-safe: flag, atomic add, futex wake, write. errno saved. */
 static void on_signal_from_handler(int sig)

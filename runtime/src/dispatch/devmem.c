@@ -25,7 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "child/child.h"
+#include "dispatch.h"
 
 static struct worker__child *chip_child(worker *w, unsigned chip)
 {

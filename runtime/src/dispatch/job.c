@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "device/device.h"
-#include "dispatch/dispatch.h"
+#include "dispatch.h"
+#include "faults.h"
 
 /* The job whose orchestration function runs on this thread, if any. */
 static _Thread_local worker_job *current_job;

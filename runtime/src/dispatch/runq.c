@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "dispatch/dispatch.h"
+#include "dispatch.h"
 
 const char *worker__ctl_name(unsigned cmd)
 {

@@ -18,8 +18,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "device/device.h"
-#include "dispatch/dispatch.h"
+#include "child/child.h"
+#include "dispatch.h"
+#include "faults.h"
+#include "proc/proc.h"
 
 /* ---- the scheduler: endpoints (mu held) ---- */
 

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "faults.h"
+#include "proc/proc.h"
 #include "tree.h"
 
 static void drain_doorbell(const worker *w)

@@ -14,6 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child/child.h"
+#include "dispatch/dispatch.h"
+#include "faults.h"
+#include "proc/proc.h"
 #include "tree.h"
 
 static int spawn(worker *w, struct worker__child *c)

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <sys/mman.h>
 
+#include "dispatch/dispatch.h"
 #include "tree.h"
+#include "wire/wire.h"
 
 bool worker__has_live_resources(const worker *w)
 {

@@ -14,7 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "faults.h"
 #include "proc/children.h"
+#include "proc/proc.h"
 #include "tree.h"
 
 /*

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <string.h>
 
+#include "faults.h"
+#include "proc/proc.h"
 #include "tree.h"
 
 /*

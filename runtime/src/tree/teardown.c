@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "faults.h"
+#include "proc/proc.h"
 #include "tree.h"
 
 /* The close budget from now, ended by by_ns if that is earlier (0: no

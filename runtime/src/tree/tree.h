@@ -26,6 +26,7 @@
 #define WORKER_TREE_H
 
 #include "internal.h"
+#include "proc/proc.h"
 
 /* Children one wait may cover: a worker's own plus its journal's. */
 #define WORKER__TREE_MAX_WAIT (WORKER_MAX_CHILDREN + WORKER__JOURNAL_MAX)
@@ -87,5 +88,23 @@ void worker__tree_drive_journal(worker *w);
 void worker__tree_sweep_namespace(worker *w);
 /* The error text: `what` left these children un-reclaimed. */
 void worker__tree_journal_inventory(worker *w, const char *what);
+
+/* The tree's calls for the layers above (fork.c, teardown.c, journal.c). */
+/* Run one startup epoch (fork groups + barriers); on failure roll back.
+   The caller owns the lifecycle state. */
+int worker__start(worker *w);
+/* Two-phase shutdown of every child, then the journal. 0 or -ETIMEDOUT.
+   by_ns: the deadline of the whole teardown if earlier than the close
+   budget (a nested worker: its parent's graceful deadline), 0 none. */
+int worker__teardown(worker *w, int64_t by_ns);
+/* True while children are alive or the journal holds entries. */
+bool worker__has_live_resources(const worker *w);
+
+/* reap.c: reaping a worker's children. */
+bool worker__try_reap(worker *w, struct worker__child *c);
+size_t worker__wait_reap(worker *w, struct worker__child **set, size_t n,
+                         int64_t deadline);
+void worker__reap_orphans(worker *w, int64_t deadline);
+void worker__send_kill(worker *w, struct worker__child *c);
 
 #endif /* WORKER_TREE_H */
