@@ -275,10 +275,7 @@ WORKER__EXPORT int worker_init(worker *w)
         pthread_mutex_unlock(&w->lock);
         return rc;
     }
-    w->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (w->doorbell_fd < 0) {
-        rc = -errno;
-        worker__set_error(w, "eventfd: %s", strerror(errno));
+    if ((rc = worker__eventfd(w, &w->doorbell_fd))) {
         pthread_mutex_unlock(&w->lock);
         return rc;
     }
@@ -318,12 +315,8 @@ int worker__init_nested(worker *w)
     w->is_root = false;
     if ((rc = worker__ns_init(w)))
         return rc;
-    w->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (w->doorbell_fd < 0) {
-        rc = -errno;
-        worker__set_error(w, "eventfd: %s", strerror(errno));
+    if ((rc = worker__eventfd(w, &w->doorbell_fd)))
         return rc;
-    }
     /* The SIGTERM/SIGHUP handler rings this, so a barrier parked in ppoll
        sees the cancel at once. */
     worker__self.doorbell_fd = w->doorbell_fd;

@@ -49,6 +49,9 @@ void worker__fmt(char *buf, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void worker__set_error(worker *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A nonblocking, close-on-exec eventfd into *fd: 0, or -errno with the
+   error text "eventfd: <why>" set on w. */
+int worker__eventfd(worker *w, int *fd);
 
 /* A spin-wait hint to the CPU, where the architecture has one. */
 static inline void worker__cpu_relax(void)

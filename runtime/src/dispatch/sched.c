@@ -488,12 +488,8 @@ int worker__sched_start(worker *w)
     sigset_t all, old;
     int rc;
 
-    w->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (w->kick_fd < 0) {
-        rc = -errno;
-        worker__set_error(w, "eventfd: %s", strerror(errno));
+    if ((rc = worker__eventfd(w, &w->kick_fd)))
         return rc;
-    }
     w->sched_stop = false;
     w->sched_parked = false;
     /* The thread is born with every signal blocked: handlers (the child's
