@@ -58,7 +58,7 @@ struct worker__callable {
 struct worker__task; /* one submitted task (dispatch/dispatch.h) */
 struct worker__ctl;  /* one control command in flight (dispatch/dispatch.h) */
 
-/* A device memory region the parent knows of (devmem.c). */
+/* A device memory region the parent knows of (dispatch/devmem.c). */
 struct worker__region {
     unsigned chip;
     uint32_t id; /* 0: the chip's base memory */

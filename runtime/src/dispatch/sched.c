@@ -4,7 +4,7 @@
  *
  * It parks in one ppoll() over the kick eventfd, the doorbell eventfd
  * (children ring it after every DONE they publish) and the exit
- * descriptors of all live children (procfd.c), with the nearest control
+ * descriptors of all live children (proc/procfd.c), with the nearest control
  * deadline as the timeout. Nothing polls on a period: an idle tree uses no
  * CPU, and a child that dies mid-task fails its run as soon as its
  * descriptor turns readable.
