@@ -3,15 +3,23 @@
 """The call graph between the source files of a library, from the object
 files' symbol tables (nm), and its cycles.
 
-usage: cycles.py [--allow A>B ...] OBJ...
+usage: cycles.py [--order LAYER,LAYER,...] [--allow A>B ...] OBJ...
 
 An edge A -> B means a function of A.o calls (or data of A.o refers to) a
 symbol that B.o defines. A layered library's files call only downwards,
 except along the edges documented as --allow FILE>FILE (stems, e.g.
-tree>child: the fork of a child, which re-enters the library from the
-top). Without those edges the graph must have no cycle: each cycle found
-(a strongly connected component of more than one file) is printed with
-its edges, and the exit status is 1.
+child>nested: a next-level child's process runs a whole worker again,
+which re-enters the library from the top). Without those edges the graph
+must have no cycle: each cycle found (a strongly connected component of
+more than one file) is printed with its edges, and the exit status is 1.
+
+--order names the layers from the bottom up. A layer is a folder (an
+object's layer is the folder it was compiled from, when that folder is
+named in the list) or a single file at the top of the tree (its stem).
+A file may call only its own layer or the layers below it: each edge that
+calls upward (and is not an --allow edge) is printed as UPWARD with the
+two layers, and the exit status is 1. An object in no named layer is an
+error too (exit status 1): a new folder must be placed in the order.
 """
 import os
 import subprocess
@@ -37,6 +45,37 @@ def stem(obj):
         if name.endswith(ext):
             return name[: -len(ext)]
     return name
+
+
+def layer_of(obj, order):
+    """The folder an object was compiled from if the order names it, else
+    the object's stem; None if the order names neither."""
+    folder = os.path.basename(os.path.dirname(obj))
+    if folder in order:
+        return folder
+    return stem(obj) if stem(obj) in order else None
+
+
+def upward_edges(objs, graph, allowed, order):
+    """Print each call from a layer to a layer above it; their number."""
+    rank = {name: i for i, name in enumerate(order)}
+    layer, bad = {}, 0
+    for o in objs:
+        layer[stem(o)] = layer_of(o, rank)
+        if layer[stem(o)] is None:
+            print("NO LAYER: %s is in no layer of --order %s"
+                  % (o, ",".join(order)))
+            bad += 1
+    for a in sorted(graph):
+        for b in sorted(graph[a]):
+            la, lb = layer.get(a), layer.get(b)
+            if (a, b) in allowed or la is None or lb is None:
+                continue
+            if rank[la] < rank[lb]:
+                print("UPWARD: %s -> %s (layer %s calls layer %s above it)"
+                      % (a, b, la, lb))
+                bad += 1
+    return bad
 
 
 def sccs(graph):
@@ -73,16 +112,24 @@ def sccs(graph):
 
 
 def main(argv):
-    allowed, objs = set(), []
+    allowed, objs, order = set(), [], []
     it = iter(argv)
     for a in it:
         if a == "--allow":
             src, _, dst = next(it).partition(">")
             allowed.add((src, dst))
+        elif a == "--order":
+            order = [x for x in next(it).split(",") if x]
         else:
             objs.extend(x for x in a.split(";") if x)  # a CMake list too
     if not objs:
         print(__doc__, file=sys.stderr)
+        return 2
+    stems = [stem(o) for o in objs]
+    twice = sorted({x for x in stems if stems.count(x) > 1})
+    if twice:
+        print("files of the same name: %s (an edge would be ambiguous)"
+              % ", ".join(twice))
         return 2
     table = {stem(o): symbols(o) for o in objs}
     owner = {}
@@ -110,10 +157,14 @@ def main(argv):
             for b in sorted(layered[a] & members):
                 print("  %s -> %s" % (a, b))
         bad += 1
+    if order:
+        bad += upward_edges(objs, graph, allowed, order)
     if not bad:
         print("no cycle beyond the documented edges (%d files; documented: %s)"
               % (len(table), ", ".join("%s -> %s" % e for e in sorted(allowed))
                  or "none"))
+        if order:
+            print("every call goes down the layers %s" % " < ".join(order))
     return 1 if bad else 0
 
 

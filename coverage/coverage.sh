@@ -55,10 +55,10 @@ line_hits() { # file text: the count of the first line holding text
     in_file && /^DA:/ { split(substr($0, 4), a, ","); if (a[1] == l) c = a[2] }
     END { print c + 0 }' "$info"
 }
-echo "coverage: child side: child entry worker__child_main $(hits runtime/src/child.c worker__child_main)," \
-  "serve loop serve $(hits runtime/src/child.c serve)," \
-  "failure publication (INIT_FAILED store) $(line_hits runtime/src/child.c 'WORKER__MB_INIT_FAILED);')," \
-  "sim chip worker__device_run $(hits runtime/src/device_sim.c worker__device_run)," \
+echo "coverage: child side: child entry worker__child_main $(hits runtime/src/child/child.c worker__child_main)," \
+  "serve loop serve $(hits runtime/src/child/child.c serve)," \
+  "failure publication (INIT_FAILED store) $(line_hits runtime/src/child/child.c 'WORKER__MB_INIT_FAILED);')," \
+  "sim chip worker__device_run $(hits runtime/src/device/device_sim.c worker__device_run)," \
   "watchdog kill path kill_binary $(hits fixture/src/watchdog.c kill_binary)"
 
 # The renderer's own tests under coverage.py (Debian's python3-coverage):

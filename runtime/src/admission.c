@@ -16,7 +16,7 @@
  * Callers handle what is not a state first: NULL handles and bad
  * arguments, a worker attached as a child, init re-entered by its own
  * thread. A caller that waited for an epoch takes that epoch's outcome
- * (lifecycle.c, job.c), not this table's row for the state it left.
+ * (lifecycle.c, dispatch/job.c), not this table's row for the state it left.
  */
 #include <errno.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * The table is parsed once in the root (options + WORKER_FAULTS) and
  * inherited by every child across fork; each process then computes the bit
  * set of points armed for its own role, so a disarmed point costs one load
- * and one predictable branch (WORKER__FAULT in internal.h).
+ * and one predictable branch (WORKER__FAULT in faults.h).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -17,7 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "faults.h"
+#include "proc/proc.h"
+#include "wire/wire.h"
 
 enum fault_action {
     FA_DELAY = 1,

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * internal.h — private declarations shared by libworker's sources.
- * Internal non-static names carry the worker__ prefix.
+ * internal.h — the worker handle (struct worker) and the records it owns
+ * (children, callables, device regions), shared by libworker's sources;
+ * the calls of the files at the top of the layers (admission.c,
+ * lifecycle.c, nested.c). Each folder's calls are declared in its own
+ * header: wire/wire.h, proc/proc.h, device/device.h, child/child.h,
+ * dispatch/dispatch.h, tree/tree.h; util.h and faults.h for the files of
+ * those names. Internal non-static names carry the worker__ prefix.
  */
 #ifndef WORKER_INTERNAL_H
 #define WORKER_INTERNAL_H
@@ -15,142 +20,12 @@
 #include <sys/types.h>
 
 #include "mpfixture/worker.h"
-#include "mailbox.h"
-
-#define WORKER__NAME_MAX 96
-
-/* libmpfworker is built with hidden visibility: only the definitions
-   marked with this are exported — the API of worker.h and the testing
-   calls of testing.h (tests/runtime/test_exports checks the list). */
-#define WORKER__EXPORT __attribute__((visibility("default")))
-
-/* ---- time ---- */
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-int64_t worker__now_ns(void);
-int64_t worker__s_to_ns(double s);
-
-/* ---- numbers in specs ---- */
-
-/* Parse len bytes of decimal digits (nothing else: no sign, no blanks) into
-   *out. Returns 0, -EINVAL (empty or not all digits) or -ERANGE (above max,
-   overflow included: a value is never wrapped). */
-int worker__parse_decimal(const char *s, size_t len, unsigned long long max,
-                          unsigned long long *out);
-
-/* ---- futex ---- */
-
-/* Wait while *word == expected, until deadline_ns (0: no deadline). Returns
-   0 on wake/value change, -ETIMEDOUT, or -EINTR. Shared (not private) so it
-   works across processes on MAP_SHARED memory. */
-int worker__futex_wait(_Atomic uint32_t *word, uint32_t expected,
-                       int64_t deadline_ns);
-void worker__futex_wake(_Atomic uint32_t *word, int n);
-
-/* ---- error text ---- */
-
-/* snprintf that truncates on purpose (no truncation warning). */
-void worker__fmt(char *buf, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-void worker__set_error(worker *w, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* ---- fault points ---- */
-
-enum worker__fault_point {
-    WORKER__FP_SETUP_BEGIN = 0,   /* child: before its init */
-    WORKER__FP_SETUP_END,         /* child: init done, before publication */
-    WORKER__FP_AFTER_INIT_FAILED, /* child: INIT_FAILED stored, before _exit */
-    WORKER__FP_AFTER_INIT_READY,  /* child: INIT_READY stored, before serving */
-    WORKER__FP_SERVE_SHUTDOWN,    /* child: shutdown seen, before teardown */
-    WORKER__FP_BEFORE_FORK,       /* parent: before each fork */
-    WORKER__FP_BARRIER_POLL,      /* parent: each barrier pass */
-    WORKER__FP_ROLLBACK_BEGIN,    /* parent: rollback starts */
-    WORKER__FP_ROLLBACK_AFTER_SHUTDOWN, /* parent: SHUTDOWN sent to READY children */
-    WORKER__FP_ROLLBACK_AFTER_SIGTERM, /* parent: SIGTERM sent to children in init */
-    WORKER__FP_ROLLBACK_AFTER_KILL,   /* parent: SIGKILL sent */
-    WORKER__FP_CLOSE_BEGIN,           /* parent: close starts */
-    WORKER__FP_CLOSE_AFTER_BROADCAST, /* parent: SHUTDOWN broadcast done */
-    WORKER__FP_TASK_BEGIN,            /* child: task taken, before it runs;
-                                       fail = the task fails */
-    WORKER__FP_TASK_END,              /* child: task ran, before TASK_DONE;
-                                       fail = the task fails */
-    WORKER__FP_CONTROL,               /* child: in the control handler */
-    WORKER__FP_REAP,                  /* parent: before reaping an exited child;
-                                       fail = treat it as not reapable yet */
-    WORKER__FP_INIT_WAIT,             /* parent: a caller (init, run, control,
-                                       device call) starts waiting for a
-                                       startup epoch in progress */
-    WORKER__FP_BEFORE_INIT_READY,     /* child: setup returned, SIGTERM
-                                       blocked, before the READY store;
-                                       fail = init fails */
-    WORKER__FP_COUNT
-};
-
-/* Bit set of the points armed for this process's role. One load and one
-   predictable branch when nothing is armed. */
-extern uint32_t worker__fault_mask;
-
-/* Run the actions armed at `point`. Returns 0, or -EIO for a fail action,
-   with the message copied into msg (if msg_size > 0). */
-int worker__fault_fire(unsigned point, char *msg, size_t msg_size);
-/* ", at fault point <point> (<action>)" for a child's mailbox whose fault
-   word is set (the child died or hung at a scripted fault), else "". */
-void worker__fault_note(const worker__mailbox *mb, char *buf, size_t size);
-
-#ifndef WORKER_NO_FAULT_POINTS
-#define WORKER__FAULT(point, msg, size)                        \
-    (__builtin_expect((worker__fault_mask >> (point)) & 1u, 0) \
-         ? worker__fault_fire((point), (msg), (size))          \
-         : 0)
-#else
-/* Compiled out (CMake MPF_FAULT_POINTS=OFF, for benchmarks only): the
-   arguments stay referenced so no variable turns unused, and the constant
-   condition removes the call. Specs still parse; nothing fires. */
-#define WORKER__FAULT(point, msg, size) \
-    (0 ? worker__fault_fire((point), (msg), (size)) : 0)
-#endif
-
-/* Parse a spec and append its entries to the process table (dry_run: check
-   only, the table is unchanged). -EINVAL with a message on a syntax error. */
-int worker__faults_parse(const char *spec, bool dry_run, char *msg,
-                         size_t msg_size);
-/* True if any parsed entry names a gate (so a gate set is needed). */
-bool worker__faults_need_gates(void);
-/* Recompute worker__fault_mask for the role path (after fork). */
-void worker__faults_enter_role(const char *role);
-void worker__faults_set_gates(worker_gates *g);
-/* gate_wait action (gates.c). */
-void worker__gate_wait(worker_gates *g, unsigned i);
-bool worker__gate_is_open(const worker_gates *g, unsigned i);
-/* Drop the table (root worker closed). */
-void worker__faults_reset(void);
-
-/* ---- per-process context of a child (inherited copies are reset) ---- */
-
-struct worker__self {
-    char role[WORKER__NAME_MAX]; /* "root", "next.1", "next.1/chip.0" */
-    bool is_child;
-    pid_t ppid_before_fork;   /* pid of the parent, captured before fork */
-    int uplink_fd;            /* eventfd of the parent: ring after publishing */
-    worker__mailbox *mailbox; /* own mailbox, NULL in a root */
-    /* Set from the SIGTERM / SIGHUP handler (async-signal-safe). */
-    volatile sig_atomic_t cancel;
-    volatile sig_atomic_t parent_gone;
-    /* Incremented and futex-woken by the handler, so a wait that raced the
-       signal sees a changed word. */
-    _Atomic uint32_t wake;
-    int doorbell_fd; /* own doorbell (a nested worker's), -1 */
-};
-
-extern struct worker__self worker__self;
-
-/* self.c: the parent told this child to stop (the sticky word, a
-   SHUTDOWN state) or is gone. */
-bool worker__shutdown_requested(const worker__mailbox *mb);
+#include "util.h"
+#include "wire/mailbox.h"
 
 /* nested.c: what a next-level child's process does with its nested
-   worker — the one edge of the recursion in the layering. */
+   worker. child/child.c calls these: the one upward edge of the layers
+   (child -> nested), the recursion of a worker inside its child. */
 void worker__nested_after_fork(worker *n);
 int worker__nested_start(worker *n, _Atomic uint32_t *bell);
 int worker__nested_run(worker *n, worker__mailbox *mb, uint64_t callable,
@@ -172,36 +47,7 @@ enum worker__op {
 int worker__admission(worker *w, enum worker__op op, const char *what,
                       worker_state st);
 
-/* A spin-wait hint to the CPU, where the architecture has one. */
-static inline void worker__cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
-    __asm__ __volatile__("yield" ::: "memory");
-#else
-    atomic_signal_fence(memory_order_seq_cst);
-#endif
-}
-
-/* procfd.c: a descriptor per child that turns readable (POLLIN or
-   POLLHUP) when it exits — its pidfd, or an exit pipe where pidfd_open is
-   missing — and waits and signals through it. */
-bool worker__pidfd_missing(void);
-/* Before fork: *rd is the fallback's read end (-1 with pidfds). */
-int worker__procfd_before_fork(int *rd);
-/* After fork in the parent (pid < 0: fork failed, releases it): the
-   child's descriptor, or -1 with errno. */
-int worker__procfd_after_fork(pid_t pid, int rd);
-int worker__procfd_waitid(int fd, pid_t pid, siginfo_t *si, int options);
-int worker__procfd_signal(int fd, pid_t pid, int sig);
-/* Close the descriptors first..last (a run of a parent's exit
-   descriptors, in a child of its fork). */
-void worker__procfd_close_range(int first, int last);
-/* A waitid() siginfo as a wait status (-1: none). */
-int worker__status_from_siginfo(const siginfo_t *si);
-
-/* ---- callables and the dispatch types (dispatch.h) ---- */
+/* ---- callables and the dispatch types (dispatch/dispatch.h) ---- */
 
 struct worker__callable {
     char name[WORKER_CALLABLE_NAME_MAX];
@@ -209,10 +55,10 @@ struct worker__callable {
     void *arg;
 };
 
-struct worker__task; /* one submitted task (dispatch.h) */
-struct worker__ctl;  /* one control command in flight (dispatch.h) */
+struct worker__task; /* one submitted task (dispatch/dispatch.h) */
+struct worker__ctl;  /* one control command in flight (dispatch/dispatch.h) */
 
-/* A device memory region the parent knows of (devmem.c). */
+/* A device memory region the parent knows of (dispatch/devmem.c). */
 struct worker__region {
     unsigned chip;
     uint32_t id; /* 0: the chip's base memory */
@@ -381,113 +227,13 @@ struct worker {
     uint64_t tasks_finished; /* terminal transitions, ever */
     struct worker__task *anyq_head, *anyq_tail; /* WORKER_ANY sub tasks */
 
-    /* ---- device memory (devmem.c), guarded by mu ---- */
+    /* ---- device memory (dispatch/devmem.c), guarded by mu ---- */
     struct worker__region *regions;
     size_t n_regions, cap_regions;
 };
 
-/* sched.c */
-/* Set up the dispatch state of a worker (mutex). 0 or -errno. */
-int worker__dispatch_init(worker *w);
-void worker__dispatch_destroy(worker *w);
-/* Start the scheduler thread: after the last fork of the epoch. */
-int worker__sched_start(worker *w);
-/* Stop and join it; controls in flight fail with -ESHUTDOWN. With
-   `abandon`, queued and in-flight tasks fail too (forced teardown). */
-void worker__sched_stop(worker *w, bool abandon);
-/* Wait until no orchestration function runs and every job is done, or the
-   deadline: 0 or -ETIMEDOUT (message names what is left). */
-int worker__dispatch_drain(worker *w, int64_t deadline_ns, char *msg,
-                           size_t msg_size);
-/* Free every job (worker_free). */
-void worker__jobs_free(worker *w);
-
-/* job.c */
-/* Internal run start (a next-level child's task handler): like
-   worker_submit with an argument blob; no admission wait. */
-int worker__submit(worker *w, worker_orch_fn fn, void *arg, const void *args,
-                   size_t len, bool counted, worker_job **ret);
-/* True on a thread running an orchestration function of w. */
-bool worker__in_run_of(const worker *w);
-bool worker__job_done(worker_job *job);
-int worker__job_result(worker_job *job, const char **msg);
-/* Admission of an operation that needs READY: waits for an init in
-   progress. 0, or the code to return (message set). */
-int worker__admit(worker *w, const char *what);
-
-/* control.c */
-/* Send a control command and wait (caller's thread). */
-int worker__control(worker *w, struct worker__child *c, unsigned cmd,
-                    uint64_t arg, int64_t deadline_ns, uint64_t *result,
-                    char *msg, size_t msg_size);
-
-/* child_table.c */
-/* The kind prefix of error text from child c: "sub_worker: ",
-   "chip dev=N: ", "child_worker level=L: ". */
-void worker__child_prefix(const worker *w, const struct worker__child *c,
-                          char *buf, size_t size);
-struct worker__child *worker__find_child(worker *w, worker_child_kind kind,
-                                         unsigned index);
-
-/* devmem.c */
-/* After teardown: report (and per policy keep or drop) regions the caller
-   never freed; unmaps base mappings. Appends to msg. */
-void worker__devmem_close(worker *w, char *msg, size_t msg_size);
-/* Names close() must not sweep (kept leaks). */
-size_t worker__devmem_protect(worker *w, const char **names, size_t max);
-void worker__devmem_free_all(worker *w);
-
-/* tree.c: fork, barrier, rollback and close of one worker's children. */
-/* Run one startup epoch (fork groups + barriers); on failure roll back.
-   The caller owns the lifecycle state. */
-int worker__start(worker *w);
-/* Two-phase shutdown of every child, then the journal. 0 or -ETIMEDOUT.
-   by_ns: the deadline of the whole teardown if earlier than the close
-   budget (a nested worker: its parent's graceful deadline), 0 none. */
-int worker__teardown(worker *w, int64_t by_ns);
-/* True while children are alive or the journal holds entries. */
-bool worker__has_live_resources(const worker *w);
-
 /* lifecycle.c */
 /* Init of a nested worker inside a next-level child (no lock). */
 int worker__init_nested(worker *w);
-
-/* procfd.c: wait statuses */
-/* "exited with code N", "killed by signal N (NAME)". */
-void worker__describe_status(int status, char *buf, size_t size);
-/* Liveness: has child c exited? Peeks (WNOWAIT, never reaps) and fills
-   *status. */
-bool worker__child_exited(struct worker__child *c, int *status);
-
-/* reap.c: reaping a worker's children. */
-bool worker__try_reap(worker *w, struct worker__child *c);
-size_t worker__wait_reap(worker *w, struct worker__child **set, size_t n,
-                         int64_t deadline);
-void worker__reap_orphans(worker *w, int64_t deadline);
-void worker__send_kill(worker *w, struct worker__child *c);
-
-/* child.c */
-_Noreturn void worker__child_main(worker *parent, struct worker__child *c,
-                                  pid_t ppid_before_fork);
-void worker__child_signals_to_reset(sigset_t *set);
-_Noreturn void worker__child_exit(int code);
-/* Coverage builds: write the gcov counters of the whole process now (and
-   start counting afresh), before a path that ends in a signal or SIGKILL
-   rather than _exit (a crash, a hang that only SIGKILL ends). Nothing in
-   other builds. */
-#ifdef MPF_COVERAGE_BUILD
-void worker__coverage_flush(void);
-#else
-static inline void worker__coverage_flush(void)
-{
-}
-#endif
-
-/* device_sim.c via device.h */
-
-/* shm.c */
-int worker__ns_init(worker *w);
-int worker__shm_sweep(const char *prefix, const char *const *protect,
-                      size_t n_protect);
 
 #endif /* WORKER_INTERNAL_H */

@@ -24,7 +24,12 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "dispatch/dispatch.h"
+#include "faults.h"
 #include "internal.h"
+#include "proc/proc.h"
+#include "tree/tree.h"
+#include "wire/wire.h"
 
 /* ---- construction ---- */
 
@@ -270,10 +275,7 @@ WORKER__EXPORT int worker_init(worker *w)
         pthread_mutex_unlock(&w->lock);
         return rc;
     }
-    w->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (w->doorbell_fd < 0) {
-        rc = -errno;
-        worker__set_error(w, "eventfd: %s", strerror(errno));
+    if ((rc = worker__eventfd(w, &w->doorbell_fd))) {
         pthread_mutex_unlock(&w->lock);
         return rc;
     }
@@ -313,12 +315,8 @@ int worker__init_nested(worker *w)
     w->is_root = false;
     if ((rc = worker__ns_init(w)))
         return rc;
-    w->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (w->doorbell_fd < 0) {
-        rc = -errno;
-        worker__set_error(w, "eventfd: %s", strerror(errno));
+    if ((rc = worker__eventfd(w, &w->doorbell_fd)))
         return rc;
-    }
     /* The SIGTERM/SIGHUP handler rings this, so a barrier parked in ppoll
        sees the cancel at once. */
     worker__self.doorbell_fd = w->doorbell_fd;

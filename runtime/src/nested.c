@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch.h"
-#include "mailbox.h"
+#include "dispatch/dispatch.h"
+#include "proc/proc.h"
+#include "tree/tree.h"
+#include "wire/mailbox.h"
 
 void worker__nested_after_fork(worker *n)
 {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include "faults.h"
 #include "internal.h"
 
 /* ---- scripts ---- */

@@ -14,11 +14,11 @@
 int worker_child_mailbox_state(const worker *w, worker_child_kind kind,
                                unsigned index);
 
-/* The fault-spec parser (internal.h), exported for its libFuzzer harness
+/* The fault-spec parser (faults.h), exported for its libFuzzer harness
    (fuzz/fuzz_faults.c), which drives exactly the library's parser:
      worker__faults_parse, worker__faults_reset, worker__faults_need_gates,
      worker__faults_enter_role
    Nothing else named worker__ is exported; the wire-format tests compile
-   mailbox.c themselves. */
+   wire/mailbox.c themselves. */
 
 #endif /* WORKER_TESTING_H */

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -93,6 +94,18 @@ void worker__set_error(worker *w, const char *fmt, ...)
     pthread_mutex_lock(&w->err_mu);
     memcpy(w->last_error, buf, sizeof(buf));
     pthread_mutex_unlock(&w->err_mu);
+}
+
+int worker__eventfd(worker *w, int *fd)
+{
+    int rc;
+
+    *fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (*fd >= 0)
+        return 0;
+    rc = -errno;
+    worker__set_error(w, "eventfd: %s", strerror(errno));
+    return rc;
 }
 
 void worker__fmt(char *buf, size_t size, const char *fmt, ...)

@@ -24,6 +24,8 @@
 
 #include <mpfixture/cmocka.h>
 #include <mpfixture/fakechips.h>
+/* The library's reader of /proc/<pid>/task/<tid>/children (header-only). */
+#include "../../runtime/src/proc/children.h"
 
 /* Options for trees in tests: deadlines well above what a loaded 2-core
    machine needs, well below the case budgets. */
@@ -54,7 +56,7 @@ static inline double rt_bound_s(double plain_s)
 
 /* ---- waiting for a process to exit, with or without pidfds ----
    Through its pidfd where the kernel has pidfd_open. Valgrind 3.19 answers
-   it with ENOSYS (runtime/src/procfd.c falls back there too): then, for a
+   it with ENOSYS (runtime/src/proc/procfd.c falls back there too): then, for a
    child of ours, a thread blocked in waitid(WNOWAIT) plays the pidfd's
    role, so the wait is still a blocking one with a bound, not a poll loop. */
 
@@ -205,21 +207,11 @@ static inline size_t rt_read_proc(pid_t pid, const char *leaf, char *buf,
     return (size_t)len;
 }
 
-/* Children of pid (all its threads), read from /proc; returns the count. */
+/* Children of pid's main thread, read from /proc (the library's reader,
+   proc/children.h); returns the count. */
 static inline size_t rt_children_of(pid_t pid, pid_t *out, size_t max)
 {
-    char leaf[48], buf[4096];
-    size_t n = 0;
-    snprintf(leaf, sizeof(leaf), "task/%d/children", (int)pid);
-    if (!rt_read_proc(pid, leaf, buf, sizeof(buf)))
-        return 0;
-    for (char *p = buf, *end; *p && n < max; p = end) {
-        long v = strtol(p, &end, 10);
-        if (end == p)
-            break;
-        out[n++] = (pid_t)v;
-    }
-    return n;
+    return worker__children_of_thread(pid, pid, out, max);
 }
 
 /* The pid of a worker's child (the case fails if there is none). */

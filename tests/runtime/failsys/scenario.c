@@ -46,6 +46,9 @@
 
 #include <mpfixture/worker.h>
 
+/* The runtime's reader of /proc/<pid>/task/<tid>/children (header-only). */
+#include "../../../runtime/src/proc/children.h"
+
 static bool private_shm;
 static int injected; /* FAILSYS's errno, 0 if none */
 static const char *log_path;
@@ -80,36 +83,12 @@ static size_t count_fds(void)
 /* Children of this process (every thread), zombies included. */
 static size_t count_children(char *list, size_t size)
 {
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    size_t n = 0, off = 0;
+    pid_t kids[1024];
+    size_t n = worker__children_of_process(0, kids, 1024), off = 0;
 
     list[0] = '\0';
-    if (!d)
-        return 0;
-    while ((e = readdir(d))) {
-        char path[300], buf[1024];
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t len = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (len <= 0)
-            continue;
-        buf[len] = '\0';
-        for (char *p = buf, *end; *p; p = end) {
-            long pid = strtol(p, &end, 10);
-            if (end == p)
-                break;
-            n++;
-            if (off < size)
-                off += (size_t)snprintf(list + off, size - off, " %ld", pid);
-        }
-    }
-    closedir(d);
+    for (size_t i = 0; i < n && off < size; i++)
+        off += (size_t)snprintf(list + off, size - off, " %ld", (long)kids[i]);
     return n;
 }
 

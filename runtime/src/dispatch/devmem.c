@@ -25,7 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "child/child.h"
+#include "dispatch.h"
 
 static struct worker__child *chip_child(worker *w, unsigned chip)
 {
@@ -243,35 +244,41 @@ static int copy_admit(worker *w)
     return worker__admit(w, "device copy");
 }
 
+/* The checks of a copy of n bytes between the caller's buffer and device
+   memory at p: *host is the device side, mapped in the parent. */
+static int copy_span(worker *w, unsigned chip, worker_devptr p, const void *buf,
+                     size_t n, uint8_t **host)
+{
+    int rc;
+
+    if (!w || (n && !buf))
+        return -EINVAL;
+    if ((rc = copy_admit(w)))
+        return rc;
+    return span(w, chip, p, n, host);
+}
+
 WORKER__EXPORT int worker_device_copy_to(worker *w, unsigned chip,
                                          worker_devptr dst, const void *src,
                                          size_t n)
 {
     uint8_t *host;
-    int rc;
+    int rc = copy_span(w, chip, dst, src, n, &host);
 
-    if (!w || (n && !src))
-        return -EINVAL;
-    if ((rc = copy_admit(w)) || (rc = span(w, chip, dst, n, &host)))
-        return rc;
-    if (n) /* memcpy from NULL is undefined even for 0 bytes */
+    if (!rc && n) /* memcpy from NULL is undefined even for 0 bytes */
         memcpy(host, src, n);
-    return 0;
+    return rc;
 }
 
 WORKER__EXPORT int worker_device_copy_from(worker *w, unsigned chip, void *dst,
                                            worker_devptr src, size_t n)
 {
     uint8_t *host;
-    int rc;
+    int rc = copy_span(w, chip, src, dst, n, &host);
 
-    if (!w || (n && !dst))
-        return -EINVAL;
-    if ((rc = copy_admit(w)) || (rc = span(w, chip, src, n, &host)))
-        return rc;
-    if (n) /* memcpy to NULL is undefined even for 0 bytes */
+    if (!rc && n) /* memcpy to NULL is undefined even for 0 bytes */
         memcpy(dst, host, n);
-    return 0;
+    return rc;
 }
 
 WORKER__EXPORT size_t worker_device_allocations(const worker *w)

@@ -4,7 +4,7 @@
  *
  * It parks in one ppoll() over the kick eventfd, the doorbell eventfd
  * (children ring it after every DONE they publish) and the exit
- * descriptors of all live children (procfd.c), with the nearest control
+ * descriptors of all live children (proc/procfd.c), with the nearest control
  * deadline as the timeout. Nothing polls on a period: an idle tree uses no
  * CPU, and a child that dies mid-task fails its run as soon as its
  * descriptor turns readable.
@@ -18,8 +18,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "device.h"
+#include "child/child.h"
 #include "dispatch.h"
+#include "faults.h"
+#include "proc/proc.h"
 
 /* ---- the scheduler: endpoints (mu held) ---- */
 
@@ -486,12 +488,8 @@ int worker__sched_start(worker *w)
     sigset_t all, old;
     int rc;
 
-    w->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (w->kick_fd < 0) {
-        rc = -errno;
-        worker__set_error(w, "eventfd: %s", strerror(errno));
+    if ((rc = worker__eventfd(w, &w->kick_fd)))
         return rc;
-    }
     w->sched_stop = false;
     w->sched_parked = false;
     /* The thread is born with every signal blocked: handlers (the child's

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "mailbox.h"
+#include "util.h"
+#include "wire.h"
 
 struct worker_gate {
     _Atomic uint32_t open;

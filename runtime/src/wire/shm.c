@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "wire.h"
 
 #define SHM_DIR "/dev/shm"
 

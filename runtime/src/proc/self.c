@@ -7,7 +7,7 @@
  */
 #include <unistd.h>
 
-#include "internal.h"
+#include "proc.h"
 
 #ifdef MPF_COVERAGE_BUILD
 extern void __gcov_dump(void);

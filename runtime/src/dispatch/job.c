@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device.h"
+#include "device/device.h"
 #include "dispatch.h"
+#include "faults.h"
 
 /* The job whose orchestration function runs on this thread, if any. */
 static _Thread_local worker_job *current_job;

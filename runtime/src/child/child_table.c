@@ -4,7 +4,7 @@
  * prefix of their error messages (simpler's "sub_worker: ", "chip dev=N: ",
  * "child_worker level=L: ").
  */
-#include "internal.h"
+#include "child.h"
 
 void worker__child_prefix(const worker *w, const struct worker__child *c,
                           char *buf, size_t size)

@@ -10,7 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "util.h"
+#include "mailbox.h"
 
 int worker__mailbox_create(const char *name, worker__mailbox **ret)
 {

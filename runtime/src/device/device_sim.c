@@ -13,10 +13,12 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "device.h"
-#include "internal.h"
+#include "proc/proc.h"
+#include "util.h"
 
 typedef int (*kernel_fn)(worker__device *d, const uint64_t *a, unsigned n,
                          uint64_t *result, char *msg, size_t msg_size);

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dispatch.h — what the files of dispatch share (private): the run
- * queue's data (jobs, tasks, control commands) and its calls.
+ * queue's data (jobs, tasks, control commands) and its calls, and the
+ * calls the layers above make (tree/, lifecycle.c, nested.c).
  *
  *   runq.c     the run queue under `mu`: jobs, tasks, their terminal
  *              states, and the wake-ups between callers and the scheduler
  *   sched.c    the scheduler thread, the single progress owner
  *   job.c      the caller's side: admission, registration, runs, tasks
  *   control.c  control commands to one child
+ *   devmem.c   device memory of the chips, from the parent's side: control
+ *              commands, and the regions it knows of (under `mu`)
  *
  * Threads and ownership. An orchestration function runs on its caller's
  * thread and enqueues: under the worker's `mu` it appends tasks to the
@@ -103,7 +106,7 @@ static inline struct worker__task *worker__task_at(const worker_job *job,
     return &job->chunks[id / WORKER__TASK_CHUNK][id % WORKER__TASK_CHUNK];
 }
 
-/* sched.c */
+/* sched.c: the direct dispatch */
 /* mu held, by a submitter that has just queued onto c: if the scheduler
    runs and c's frame is free, store the head task into it right here
    (what the scheduler's pump would do after the kick) and return true:
@@ -128,5 +131,48 @@ bool worker__job_check_done(worker *w, worker_job *job);
 void worker__task_finish(worker *w, struct worker__task *t, bool ok, int rc,
                          const char *msg);
 int worker__task_ready(const struct worker__task *t, uint32_t *bad);
+
+/* sched.c */
+/* Set up the dispatch state of a worker (mutex). 0 or -errno. */
+int worker__dispatch_init(worker *w);
+void worker__dispatch_destroy(worker *w);
+/* Start the scheduler thread: after the last fork of the epoch. */
+int worker__sched_start(worker *w);
+/* Stop and join it; controls in flight fail with -ESHUTDOWN. With
+   `abandon`, queued and in-flight tasks fail too (forced teardown). */
+void worker__sched_stop(worker *w, bool abandon);
+/* Wait until no orchestration function runs and every job is done, or the
+   deadline: 0 or -ETIMEDOUT (message names what is left). */
+int worker__dispatch_drain(worker *w, int64_t deadline_ns, char *msg,
+                           size_t msg_size);
+/* Free every job (worker_free). */
+void worker__jobs_free(worker *w);
+
+/* job.c */
+/* Internal run start (a next-level child's task handler): like
+   worker_submit with an argument blob; no admission wait. */
+int worker__submit(worker *w, worker_orch_fn fn, void *arg, const void *args,
+                   size_t len, bool counted, worker_job **ret);
+/* True on a thread running an orchestration function of w. */
+bool worker__in_run_of(const worker *w);
+bool worker__job_done(worker_job *job);
+int worker__job_result(worker_job *job, const char **msg);
+/* Admission of an operation that needs READY: waits for an init in
+   progress. 0, or the code to return (message set). */
+int worker__admit(worker *w, const char *what);
+
+/* control.c */
+/* Send a control command and wait (caller's thread). */
+int worker__control(worker *w, struct worker__child *c, unsigned cmd,
+                    uint64_t arg, int64_t deadline_ns, uint64_t *result,
+                    char *msg, size_t msg_size);
+
+/* devmem.c */
+/* After teardown: report (and per policy keep or drop) regions the caller
+   never freed; unmaps base mappings. Appends to msg. */
+void worker__devmem_close(worker *w, char *msg, size_t msg_size);
+/* Names close() must not sweep (kept leaks). */
+size_t worker__devmem_protect(worker *w, const char **names, size_t max);
+void worker__devmem_free_all(worker *w);
 
 #endif /* WORKER_DISPATCH_H */

@@ -28,8 +28,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "device.h"
-#include "internal.h"
+#include "child.h"
+#include "device/device.h"
+#include "faults.h"
+#include "proc/proc.h"
 
 /* async-signal-safe: flag, atomic add, futex wake, write. errno saved. */
 static void on_signal_from_handler(int sig)
@@ -117,16 +119,15 @@ static _Noreturn void hang_ignoring_sigterm(void)
     }
 }
 
+/* The message of a scripted init failure that names none (constants: a
+   child formats nothing on its way to READY). */
 static const char *default_msg(worker_child_kind kind)
 {
-    switch (kind) {
-    case WORKER_CHILD_SUB:
+    if (kind == WORKER_CHILD_SUB)
         return "injected sub init failure";
-    case WORKER_CHILD_CHIP:
+    if (kind == WORKER_CHILD_CHIP)
         return "injected chip init failure";
-    default:
-        return "injected inner init failure";
-    }
+    return "injected inner init failure";
 }
 
 /* Run an init script. 0: continue with the normal init; -EIO with msg:
@@ -340,40 +341,30 @@ static void handle_control(struct serve_ctx *sc)
     uint64_t cmd = f->subcmd, arg = ctl->arg, result = 0;
     char m[WORKER_ERROR_MAX] = "";
     int rc = WORKER__FAULT(WORKER__FP_CONTROL, m, sizeof(m));
+    bool chip = sc->c->kind == WORKER_CHILD_CHIP && sc->st->dev_open;
+    bool device_cmd = cmd == WORKER__CTRL_DEV_ALLOC ||
+                      cmd == WORKER__CTRL_DEV_FREE ||
+                      cmd == WORKER_CONTROL_DEVICE_REGIONS;
 
-    if (!rc) {
-        bool chip = sc->c->kind == WORKER_CHILD_CHIP && sc->st->dev_open;
-
+    if (!rc && device_cmd && !chip) {
+        rc = -EINVAL;
+        snprintf(m, sizeof(m), "not a chip");
+    } else if (!rc) {
         switch (cmd) {
         case WORKER_CONTROL_PING:
             result = (uint64_t)getpid();
             break;
         case WORKER__CTRL_DEV_ALLOC: {
             uint32_t id = 0;
-            if (!chip) {
-                rc = -EINVAL;
-                snprintf(m, sizeof(m), "not a chip");
-                break;
-            }
             rc = worker__device_alloc(&sc->st->dev, (size_t)arg, &id, m,
                                       sizeof(m));
             result = id;
             break;
         }
         case WORKER__CTRL_DEV_FREE:
-            if (!chip) {
-                rc = -EINVAL;
-                snprintf(m, sizeof(m), "not a chip");
-                break;
-            }
             rc = worker__device_free(&sc->st->dev, (uint32_t)arg, m, sizeof(m));
             break;
         case WORKER_CONTROL_DEVICE_REGIONS:
-            if (!chip) {
-                rc = -EINVAL;
-                snprintf(m, sizeof(m), "not a chip");
-                break;
-            }
             result = sc->st->dev.n_regions;
             break;
         default:

@@ -34,6 +34,7 @@
 #include <valgrind/valgrind.h>
 
 #include "internal.h"
+#include "proc.h"
 
 /* The write end of this process's own exit pipe (fallback only), and the
    one being handed to the child of a fork in progress. */

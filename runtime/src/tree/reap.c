@@ -4,23 +4,20 @@
  * leader's zombie pins its process group while the group is swept; wait
  * for a set of children against a deadline; reap the members of swept
  * groups that were re-parented to us; SIGKILL one that is still ours.
- * Never a signal to a reaped pid (procfd.c).
+ * Never a signal to a reaped pid (proc/procfd.c).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-#define MAX_WAIT (WORKER_MAX_CHILDREN + WORKER__JOURNAL_MAX)
+#include "faults.h"
+#include "proc/children.h"
+#include "proc/proc.h"
+#include "tree.h"
 
 /*
  * Reap c if it has exited. The WNOWAIT peek leaves the zombie in place, so
@@ -73,7 +70,7 @@ reaped:
 size_t worker__wait_reap(worker *w, struct worker__child **set, size_t n,
                          int64_t deadline)
 {
-    struct pollfd pfd[MAX_WAIT];
+    struct pollfd pfd[WORKER__TREE_MAX_WAIT];
     size_t left;
 
     for (;;) {
@@ -110,42 +107,14 @@ size_t worker__wait_reap(worker *w, struct worker__child **set, size_t n,
    to us (we are a child subreaper, e.g. under the fixture). */
 static pid_t find_child_in_group(pid_t pgid)
 {
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    pid_t found = 0;
+    pid_t kids[WORKER__TREE_MAX_KIDS];
+    size_t n = worker__children_of_process(0, kids, WORKER__TREE_MAX_KIDS);
 
-    if (!d)
-        return 0;
-    while (!found && (e = readdir(d)) != NULL) {
-        char path[64], buf[4096];
-        int cfd;
-        ssize_t len;
-
-        if (e->d_name[0] == '.')
-            continue;
-        worker__fmt(path, sizeof(path), "/proc/self/task/%s/children",
-                    e->d_name);
-        cfd = open(path, O_RDONLY | O_CLOEXEC);
-        if (cfd < 0)
-            continue;
-        len = read(cfd, buf, sizeof(buf) - 1);
-        close(cfd);
-        if (len <= 0)
-            continue;
-        buf[len] = '\0';
-        for (char *p = buf, *end; *p; p = end) {
-            long pid = strtol(p, &end, 10);
-            if (end == p)
-                break;
-            /* Our child: its pid cannot be recycled before we reap it. */
-            if (pid > 0 && getpgid((pid_t)pid) == pgid) {
-                found = (pid_t)pid;
-                break;
-            }
-        }
-    }
-    closedir(d);
-    return found;
+    for (size_t i = 0; i < n; i++)
+        /* Our child: its pid cannot be recycled before we reap it. */
+        if (kids[i] > 0 && getpgid(kids[i]) == pgid)
+            return kids[i];
+    return 0;
 }
 
 /* Reap members of the recorded groups that were re-parented to us. */

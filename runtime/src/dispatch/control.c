@@ -6,8 +6,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "testing.h"
+#include "child/child.h"
 #include "dispatch.h"
+#include "testing.h"
 
 /* ---- control commands ---- */
 
