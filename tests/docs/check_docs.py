@@ -182,7 +182,8 @@ def read_code_settings():
     code = open(os.path.join(ROOT, "fixture", "src", "settings.c"),
                 encoding="utf-8").read()
     names = set(re.findall(r'\benv(?:_flag|_ms)?\(\s*"(MPF_[A-Z_]+)"', code))
-    for src in glob.glob(os.path.join(ROOT, "runtime", "src", "*.c")):
+    for src in glob.glob(os.path.join(ROOT, "runtime", "src", "**", "*.c"),
+                         recursive=True):
         names |= set(re.findall(r'getenv\("(WORKER_[A-Z_]+)"\)',
                                 open(src, encoding="utf-8").read()))
     return names

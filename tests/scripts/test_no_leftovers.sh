@@ -23,7 +23,10 @@ mark=mpf-leftover-$$-$RANDOM
 out=$(python3 "$tool" bash -c 'exit 3' 2>&1); st=$?
 check "a clean command keeps its status" 3 "$st" "$out" '^$'
 
-out=$(python3 "$tool" bash -c "exec -a $mark sleep 60 & exit 0" 2>&1); st=$?
+# The script ends once its background process has exec'd (its comm says
+# so): caught between fork and exec, it would still be named bash.
+out=$(python3 "$tool" bash -c "exec -a $mark sleep 60 &
+  until [ \"\$(cat /proc/\$!/comm 2>/dev/null)\" = sleep ]; do :; done; exit 0" 2>&1); st=$?
 check "a background process is named and killed" 1 "$st" "$out" \
   "no_leftovers: process [0-9]+ outlived bash: sleep; cmd: $mark 60"
 if pgrep -f "$mark" >/dev/null; then echo "FAIL: $mark still runs"; fail=1; fi
