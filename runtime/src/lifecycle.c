@@ -547,26 +547,28 @@ WORKER__EXPORT const char *worker_startup_error(const worker *w)
     return w ? w->startup_error : "";
 }
 
+/* *out = *r, if what r reports happened. */
+static int report_copy(const worker_rollback_report *r,
+                       worker_rollback_report *out)
+{
+    if (!out)
+        return -EINVAL;
+    if (!r->happened)
+        return -ENOENT;
+    *out = *r;
+    return 0;
+}
+
 WORKER__EXPORT int worker_last_close(const worker *w,
                                      worker_rollback_report *out)
 {
-    if (!w || !out)
-        return -EINVAL;
-    if (!w->close_report.happened)
-        return -ENOENT;
-    *out = w->close_report;
-    return 0;
+    return w ? report_copy(&w->close_report, out) : -EINVAL;
 }
 
 WORKER__EXPORT int worker_last_rollback(const worker *w,
                                         worker_rollback_report *out)
 {
-    if (!w || !out)
-        return -EINVAL;
-    if (!w->rollback.happened)
-        return -ENOENT;
-    *out = w->rollback;
-    return 0;
+    return w ? report_copy(&w->rollback, out) : -EINVAL;
 }
 
 WORKER__EXPORT size_t worker_journal_size(const worker *w)
