@@ -26,6 +26,8 @@ PROTOCOL = ["TEST_TOTAL_SHARDS", "TEST_SHARD_INDEX", "TEST_SHARD_STATUS_FILE",
             "XML_OUTPUT_FILE", "TESTBRIDGE_TEST_ONLY",
             "TEST_PREMATURE_EXIT_FILE", "TEST_UNDECLARED_OUTPUTS_DIR",
             "MPF_AUDIT", "MPF_CASE", "PROTOCOL_SUITE_EXIT",
+            "PROTOCOL_SUITE_FAIL", "PROTOCOL_SUITE_SKIP",
+            "PROTOCOL_SUITE_SETUP_FAIL", "PROTOCOL_SUITE_GROUP_FAIL",
             "PROTOCOL_SUITE_CHECK_PREMATURE"]
 
 
@@ -86,9 +88,20 @@ def shards(suite, tmp):
             fail("%s ran %d times across the 4 shards" % (c, seen.count(c)))
     if len(seen) != len(CASES):
         fail("%d runs across the shards, %d cases" % (len(seen), len(CASES)))
-    p, _ = run([suite], TEST_TOTAL_SHARDS="4", TEST_SHARD_INDEX="4")
-    if p.returncode != 255 or "TEST_SHARD_INDEX='4'" not in p.stderr:
-        fail("index 4 of 4 was not refused: %d %s" % (p.returncode, p.stderr))
+    for bad in [dict(TEST_TOTAL_SHARDS="4", TEST_SHARD_INDEX="4"),
+                dict(TEST_TOTAL_SHARDS="four", TEST_SHARD_INDEX="0"),
+                dict(TEST_SHARD_INDEX="1")]:
+        p, ran = run([suite], **bad)
+        if p.returncode != 255 or "TEST_SHARD_INDEX='%s'" % bad[
+                "TEST_SHARD_INDEX"] not in p.stderr or ran:
+            fail("%s was not refused: %d %s" % (bad, p.returncode, p.stderr))
+    p, ran = run([suite], TEST_TOTAL_SHARDS="2", TEST_SHARD_INDEX="0",
+                 TEST_SHARD_STATUS_FILE=os.path.join(tmp, "no", "status"))
+    if p.returncode != 255 or "TEST_SHARD_STATUS_FILE" not in p.stderr or ran:
+        fail("a status file that cannot be made was not refused: %d %s" %
+             (p.returncode, p.stderr))
+    print("refused (exit status 255, no case run): index 4 of 4, a total "
+          "that is no number, an index alone, a status file not writable")
     no_temporaries(tmp)
     print("every one of the %d cases ran exactly once across 4 shards"
           % len(CASES))
@@ -138,6 +151,33 @@ def xml(suite, tmp):
              (cases["exits_mid_run_when_asked"],))
     print("exits_mid_run_when_asked (its runner exited): %s type=%s" %
           cases["exits_mid_run_when_asked"][:2])
+    # The test's own verdicts: a failed assertion (its message XML-escaped)
+    # and a skip.
+    p, ran = run([suite], XML_OUTPUT_FILE=path, PROTOCOL_SUITE_FAIL="1",
+                 TESTBRIDGE_TEST_ONLY="exits_*")
+    tag, kind, message = testcases(path)["exits_mid_run_when_asked"]
+    if (tag, kind) != ("failure", "fail") or "2 < 1" not in open(path).read().replace("&lt;", "<"):
+        fail("a failed assertion in the XML: %s %s %s" % (tag, kind, message))
+    if "2 < 1" in open(path).read():
+        fail("'<' not escaped in the XML")
+    p, ran = run([suite], XML_OUTPUT_FILE=path, PROTOCOL_SUITE_SKIP="1",
+                 TESTBRIDGE_TEST_ONLY="exits_*")
+    root = ET.parse(path).getroot()
+    if root.find(".//testcase/skipped") is None or root.get("skipped") != "1":
+        fail("a skipped case in the XML: %s" % open(path).read())
+    print("a failed assertion: <failure type=\"fail\">; a skip: <skipped/>")
+    p, ran = run([suite], XML_OUTPUT_FILE=path, PROTOCOL_SUITE_SETUP_FAIL="1",
+                 TESTBRIDGE_TEST_ONLY="case_eight")
+    if testcases(path)["case_eight"][:2] != ("failure", "setup"):
+        fail("a failed setup in the XML: %s" % (testcases(path),))
+    p, ran = run([suite], XML_OUTPUT_FILE=path, PROTOCOL_SUITE_GROUP_FAIL="1",
+                 TESTBRIDGE_TEST_ONLY="case_one:case_two")
+    cases = testcases(path)
+    if ran or p.returncode == 0 or [cases[c][:2] for c in sorted(cases)] != [
+            ("error", "not_run")] * 2:
+        fail("a failed group setup: exit %d, XML %s" % (p.returncode, cases))
+    print("a failed setup: <failure type=\"setup\">; a failed group setup: "
+          "each case <error type=\"not_run\">, never a pass")
     no_temporaries(tmp)
 
 
@@ -154,6 +194,9 @@ def filter_(suite, tmp):
     if ran != ["case_one", "case_seven"]:
         fail("TESTBRIDGE_TEST_ONLY=case_o*:case_s?ven ran %s" % ran)
     print("TESTBRIDGE_TEST_ONLY=case_o*:case_s?ven ran %s" % ran)
+    p, ran = run([suite], TESTBRIDGE_TEST_ONLY="case_two:" + "x" * 1100)
+    if ran != ["case_two"]:
+        fail("a glob longer than 1 KiB beside case_two: ran %s" % ran)
     p, ran = run([suite], TESTBRIDGE_TEST_ONLY="case_two", TEST_TOTAL_SHARDS="2",
                  TEST_SHARD_INDEX="1")
     if ran:
@@ -180,6 +223,12 @@ def premature(suite, tmp):
         fail("TEST_PREMATURE_EXIT_FILE removed though the process exited "
              "inside the run")
     print("exit() inside a case (MPF_ISOLATE=none): the file is left")
+    p, ran = run([suite], TEST_PREMATURE_EXIT_FILE=os.path.join(tmp, "no", "f"))
+    if p.returncode == 0 or ran or "TEST_PREMATURE_EXIT_FILE" not in p.stderr:
+        fail("a premature-exit file that cannot be made: %d, ran %s" %
+             (p.returncode, ran))
+    print("a premature-exit file that cannot be made: no case runs, "
+          "exit status %d" % p.returncode)
 
 
 def mpf_run(mpf_run_bin, suite, tmp):
@@ -208,12 +257,18 @@ def mpf_run(mpf_run_bin, suite, tmp):
     print("mpf-run: its case added beside the command's; the command's "
           "premature-exit file kept")
     os.unlink(pre)
-    one = '<testsuite name="one"><testcase name="single"/></testsuite>'
+    one = ('<?xml version="1.0"?>\n<testsuite name="one">'
+           '<testcase name="single"/></testsuite>')
     p, _ = run([mpf_run_bin, "--", "sh", "-c",
                 'printf "%s" "$0" > "$XML_OUTPUT_FILE"', one],
                XML_OUTPUT_FILE=path)
     if sorted(testcases(path)) != ["sh", "single"]:
         fail("mpf-run around a one-suite document: %s" % testcases(path))
+    open(pre, "w").close()  # someone else's: mpf-run leaves it
+    p, _ = run([mpf_run_bin, "--", "true"], TEST_PREMATURE_EXIT_FILE=pre)
+    if p.returncode != 0 or not os.path.exists(pre):
+        fail("mpf-run and a premature-exit file made before it: %d, %s" %
+             (p.returncode, os.path.exists(pre)))
     p, _ = run([mpf_run_bin, "--", "true"],
                XML_OUTPUT_FILE=os.path.join(tmp, "missing", "run.xml"))
     if p.returncode != 119 or "XML_OUTPUT_FILE" not in p.stderr:

@@ -5,7 +5,8 @@
  * needed). Every case prints "ran <name>" on stdout, so the driver counts
  * what each shard ran. One case leaves a /dev/shm object (shm_leak), the
  * rest pass; PROTOCOL_SUITE_EXIT=1 makes one case exit() mid-run (a
- * premature exit), PROTOCOL_SUITE_CHECK_PREMATURE=1 makes one assert that
+ * premature exit; PROTOCOL_SUITE_FAIL=1 and PROTOCOL_SUITE_SKIP=1 make it
+ * fail an assertion or skip itself), PROTOCOL_SUITE_CHECK_PREMATURE=1 makes one assert that
  * TEST_PREMATURE_EXIT_FILE exists while the cases run.
  */
 #include <fcntl.h>
@@ -64,6 +65,32 @@ static void exits_mid_run_when_asked(void **state)
     const char *v = getenv("PROTOCOL_SUITE_EXIT");
     if (v && strcmp(v, "1") == 0)
         exit(0);
+    v = getenv("PROTOCOL_SUITE_FAIL"); /* a failed assertion, saying "<" */
+    if (v && strcmp(v, "1") == 0)
+        assert_true(2 < 1);
+    v = getenv("PROTOCOL_SUITE_SKIP");
+    if (v && strcmp(v, "1") == 0)
+        skip();
+}
+
+/* PROTOCOL_SUITE_SETUP_FAIL=1: case_eight's setup fails (an error);
+   PROTOCOL_SUITE_GROUP_FAIL=1: the group setup fails (no case runs). */
+static int asked(const char *name)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, "1") == 0;
+}
+
+static int case_setup(void **state)
+{
+    (void)state;
+    return asked("PROTOCOL_SUITE_SETUP_FAIL") ? -1 : 0;
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    return asked("PROTOCOL_SUITE_GROUP_FAIL") ? -1 : 0;
 }
 
 int main(void)
@@ -76,7 +103,7 @@ int main(void)
         cmocka_unit_test(premature_file_exists_while_running),
         cmocka_unit_test(exits_mid_run_when_asked),
         cmocka_unit_test(case_seven),
-        cmocka_unit_test(case_eight),
+        cmocka_unit_test_setup(case_eight, case_setup),
     };
-    return mpf_run_group_tests(tests, NULL, NULL);
+    return mpf_run_group_tests(tests, group_setup, NULL);
 }
