@@ -5,7 +5,9 @@
 #   ci/bootstrap.sh          the build and the tests
 #   ci/bootstrap.sh --full   also the fuzz build (fuzz/run.sh): clang and
 #                            libFuzzer (libclang-rt-dev: clang only
-#                            recommends it, and we install no recommends)
+#                            recommends it, and we install no recommends),
+#                            and bazel-bootstrap for examples/bazel (the
+#                            normal run skips that test without it)
 #   ci/bootstrap.sh --lint   also the analyzers of ci/lint.sh: cppcheck,
 #                            clang-tidy, clang-format, and clang-tools for
 #                            scan-build
@@ -16,7 +18,7 @@ pkgs=(cmake gcc g++ clang make ninja-build libc6-dev libcmocka-dev pkg-config va
       man-db bsdextrautils gpg-agent dbus-daemon)
 for arg in "$@"; do
   case $arg in
-    --full) pkgs+=(clang libclang-rt-dev) ;;
+    --full) pkgs+=(clang libclang-rt-dev bazel-bootstrap) ;;
     --lint) pkgs+=(cppcheck clang-tidy clang-format clang-tools) ;;
     *) echo "usage: ci/bootstrap.sh [--full] [--lint]" >&2; exit 2 ;;
   esac

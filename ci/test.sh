@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The tests: install what is missing, build with warnings as errors, run
-# every ctest test except the soak label, then the same with clang (the
+# every ctest test except the soak and bazel labels, then the same with clang (the
 # fast suites, in <build>-clang), then build and test
 # examples/consumer against this tree three ways (ci/consumer.sh), then
 # the static checks: cppcheck, clang-tidy and the format (ci/lint.sh),
@@ -21,7 +21,9 @@
 #                       fixture, runtime, security and stress suites
 #                       (ci/valgrind.sh) and the dispatch suite under
 #                       helgrind (ci/helgrind.sh); each in its own build
-#                       directory (<build>-asan, -tsan, -valgrind, -helgrind)
+#                       directory (<build>-asan, -tsan, -valgrind, -helgrind),
+#                       then bazel test of examples/bazel (label bazel,
+#                       skipped saying so when bazel is not installed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 full=0
@@ -38,7 +40,7 @@ else
 fi
 ci/build.sh
 build=${BUILD_DIR:-build}
-ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE soak
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE 'soak|bazel'
 # The same tree with clang, warnings as errors too, and its fast suites
 # (the fixture, runtime and security labels; not the fault sweep, soak,
 # stress or the realworld commands, which test the host more than the
@@ -61,4 +63,6 @@ if [ "$full" -eq 1 ]; then
   BUILD_DIR="$build-tsan" ci/sanitize.sh thread
   BUILD_DIR="$build-valgrind" ci/valgrind.sh
   BUILD_DIR="$build-helgrind" ci/helgrind.sh
+  # examples/bazel under bazel test, offline, 4 shards (a minute or more)
+  ctest --test-dir "$build" --output-on-failure -L '^bazel$'
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Line, function and branch coverage of fixture/, runtime/ and fakechips/
-# (the fake-chip companion) by the ctest suite, soak excluded:
+# (the fake-chip companion) by the ctest suite, soak and bazel excluded:
 # builds an instrumented tree in ${BUILD_DIR:-build}-coverage, runs the tests
 # there, writes an lcov HTML report to <that tree>/coverage-html and ends with
 #   coverage: lines NN.N% functions NN.N% branches NN.N%
@@ -23,7 +23,7 @@ lcov_rc=(--rc lcov_branch_coverage=1)
 info=$build/coverage.info
 lcov --quiet --zerocounters --directory "$build" # counters of an earlier run
 ctest_status=0
-ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE soak || ctest_status=$?
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE 'soak|bazel' || ctest_status=$?
 
 # geninfo of lcov 1.16 warns of its own redefined subroutines: not ours.
 # Its stderr goes to a file filtered afterwards, not through a process

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""bazel test of examples/bazel against this build, offline (issue 19).
+
+    bazel_example.py SOURCE_DIR BUILD_DIR
+
+Installs the build into a temporary prefix, copies the example workspace
+beside it, and runs, with --config=offline and 4 shards:
+  1. bazel test //... --test_env=EXAMPLE_LEAK=1: fails; across the 4
+     shards' test.xml every one of the 8 cases is there exactly once, and
+     the leaking one has <failure type="shm_leak">;
+  2. bazel test //... --test_filter=pipes: passes; one case in all.
+docs/ci-recipes.md (Bazel) shows these commands. Its server and everything
+it wrote are removed at the end. Without bazel: exit status 77 (ctest's
+SKIP_RETURN_CODE), saying so."""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+CASES = ["adds", "compares", "forks_and_waits", "shm_made_and_removed",
+         "leaks_shm_when_asked", "pipes", "allocates", "counts"]
+TARGET = "tests/guarded_cmocka_test"
+
+
+def fail(why):
+    print("FAIL: " + why)
+    sys.exit(1)
+
+
+def shard_cases(ws):
+    """[(shard, name, failure type or None, message)] over the shards."""
+    logs = os.path.join(ws, "bazel-testlogs", TARGET)
+    out = []
+    xmls = sorted(glob.glob(os.path.join(logs, "shard_*_of_4", "test.xml")))
+    if len(xmls) != 4:
+        fail("%d shard XML files under %s" % (len(xmls), logs))
+    for path in xmls:
+        shard = os.path.basename(os.path.dirname(path))
+        for tc in ET.parse(path).getroot().iter("testcase"):
+            bad = tc.find("failure")
+            out.append((shard, tc.get("name"),
+                        None if bad is None else bad.get("type"),
+                        None if bad is None else bad.get("message")))
+    return out, xmls
+
+
+def main():
+    source, build = sys.argv[1], sys.argv[2]
+    bazel = shutil.which("bazel")
+    if not bazel:
+        print("SKIPPED: bazel is not installed (Debian 12: apt-get install "
+              "bazel-bootstrap); examples/bazel was not run")
+        sys.exit(77)
+    tmp = tempfile.mkdtemp(prefix="mpf-bazel-example.")
+    prefix, ws = os.path.join(tmp, "prefix"), os.path.join(tmp, "ws")
+    root = os.path.join(tmp, "root")
+    startup = [bazel, "--output_user_root=" + root, "--max_idle_secs=60"]
+    try:
+        subprocess.run(["cmake", "--install", build, "--prefix", prefix],
+                       check=True, stdout=subprocess.DEVNULL)
+        shutil.copy(os.path.join(source, "examples/bazel/third_party/"
+                                 "mpfixture.BUILD"),
+                    os.path.join(prefix, "BUILD"))
+        open(os.path.join(prefix, "WORKSPACE"), "w").close()
+        shutil.copytree(os.path.join(source, "examples/bazel"), ws,
+                        ignore=shutil.ignore_patterns("bazel-*",
+                                                      "offline.bazelrc"))
+        subprocess.run([os.path.join(ws, "offline/setup.sh")], check=True)
+        common = ["test", "--config=offline",
+                  "--override_repository=mpfixture=" + prefix,
+                  "--test_sharding_strategy=explicit", "//..."]
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("MPF_")}
+
+        cmd = startup + common + ["--test_env=EXAMPLE_LEAK=1"]
+        print("$ bazel " + " ".join(cmd[3:]))
+        p = subprocess.run(cmd, cwd=ws, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 3:  # 3: built, and some test failed
+            fail("bazel test with the leak: exit status %d\n%s" %
+                 (p.returncode, p.stdout[-4000:]))
+        cases, xmls = shard_cases(ws)
+        for c in CASES:
+            n = sum(1 for _, name, _, _ in cases if name == c)
+            if n != 1:
+                fail("%s is in %d shards' XML" % (c, n))
+        if len(cases) != len(CASES):
+            fail("%d testcases across the shards" % len(cases))
+        leak = [c for c in cases if c[1] == "leaks_shm_when_asked"][0]
+        if leak[2] != "shm_leak" or "shm_leak" not in leak[3]:
+            fail("the leaking case in its shard's XML: %s" % (leak,))
+        others = [c for c in cases if c[2] and c[1] != leak[1]]
+        if others:
+            fail("other cases failed: %s" % others)
+        print("exit status 3 (a test failed); 4 shards, each case in "
+              "exactly one:")
+        for shard, name, kind, _ in cases:
+            print("  %s %s%s" % (shard, name, " FAILED " + kind if kind else ""))
+        text = open([x for x in xmls if leak[0] in x][0]).read()
+        start = text.index('<testcase name="leaks_shm_when_asked"')
+        print("XML excerpt (%s/test.xml):" % leak[0])
+        print("\n".join(text[start:].splitlines()[:4]))
+
+        cmd = startup + common + ["--test_filter=pipes"]
+        print("$ bazel " + " ".join(cmd[3:]))
+        p = subprocess.run(cmd, cwd=ws, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0:
+            fail("bazel test --test_filter=pipes: exit status %d\n%s" %
+                 (p.returncode, p.stdout[-4000:]))
+        cases, _ = shard_cases(ws)
+        if [c[1] for c in cases] != ["pipes"] or cases[0][2]:
+            fail("--test_filter=pipes ran %s" % cases)
+        print("exit status 0; --test_filter=pipes ran one case: %s" %
+              cases[0][0])
+    finally:
+        subprocess.run(startup + ["shutdown"], cwd=ws if os.path.isdir(ws)
+                       else tmp, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        subprocess.run(["chmod", "-R", "u+w", tmp])
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

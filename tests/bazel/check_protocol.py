@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Bazel's test protocol without Bazel: sets the variables `bazel test`
+sets, runs the 8-case guarded suite (protocol_suite.c) or mpf-run, and
+checks what the protocol promises (fixture/src/bazel_protocol.h).
+
+    check_protocol.py shards    SUITE          4 shards run every case once
+    check_protocol.py xml       SUITE          the leaking case and its kind
+    check_protocol.py filter    SUITE          TESTBRIDGE_TEST_ONLY
+    check_protocol.py premature SUITE          TEST_PREMATURE_EXIT_FILE
+    check_protocol.py mpf_run   MPF_RUN SUITE  mpf-run's whole run and --per-case
+
+Prints what it saw; exits 1 naming the first broken promise."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+CASES = ["case_one", "case_two", "leaks_shm_object", "case_four",
+         "premature_file_exists_while_running", "exits_mid_run_when_asked",
+         "case_seven", "case_eight"]
+PROTOCOL = ["TEST_TOTAL_SHARDS", "TEST_SHARD_INDEX", "TEST_SHARD_STATUS_FILE",
+            "XML_OUTPUT_FILE", "TESTBRIDGE_TEST_ONLY",
+            "TEST_PREMATURE_EXIT_FILE", "TEST_UNDECLARED_OUTPUTS_DIR",
+            "MPF_AUDIT", "MPF_CASE", "PROTOCOL_SUITE_EXIT",
+            "PROTOCOL_SUITE_FAIL", "PROTOCOL_SUITE_SKIP",
+            "PROTOCOL_SUITE_SETUP_FAIL", "PROTOCOL_SUITE_GROUP_FAIL",
+            "PROTOCOL_SUITE_CHECK_PREMATURE"]
+
+
+def fail(why):
+    print("FAIL: " + why)
+    sys.exit(1)
+
+
+def run(cmd, **env):
+    e = {k: v for k, v in os.environ.items() if k not in PROTOCOL}
+    e.update(env)
+    p = subprocess.run(cmd, env=e, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    ran = re.findall(r"^ran (\S+)$", p.stdout, re.M)
+    return p, ran
+
+
+def testcases(path):
+    """{name: (element or None, type, message)} of a JUnit file."""
+    root = ET.parse(path).getroot()
+    out = {}
+    for tc in root.iter("testcase"):
+        bad = tc.find("failure")
+        if bad is None:
+            bad = tc.find("error")
+        name = tc.get("name")
+        if name in out:
+            fail("%s: testcase %s twice" % (path, name))
+        out[name] = (None if bad is None else bad.tag,
+                     None if bad is None else bad.get("type"),
+                     None if bad is None else bad.get("message"))
+    return out
+
+
+def no_temporaries(tmp):
+    left = [f for f in os.listdir(tmp) if f.endswith(".tmp")]
+    if left:
+        fail("temporary XML files left: %s" % left)
+
+
+def shards(suite, tmp):
+    seen = []
+    for i in range(4):
+        status = os.path.join(tmp, "status%d" % i)
+        xml = os.path.join(tmp, "shard%d.xml" % i)
+        p, ran = run([suite], TEST_TOTAL_SHARDS="4", TEST_SHARD_INDEX=str(i),
+                     TEST_SHARD_STATUS_FILE=status, XML_OUTPUT_FILE=xml)
+        if not os.path.exists(status):
+            fail("shard %d did not touch TEST_SHARD_STATUS_FILE" % i)
+        in_xml = sorted(testcases(xml))
+        if in_xml != sorted(ran):
+            fail("shard %d ran %s, its XML names %s" % (i, ran, in_xml))
+        print("shard %d of 4 ran %s (exit status %d)" %
+              (i, " ".join(ran), p.returncode))
+        seen += ran
+    for c in CASES:
+        if seen.count(c) != 1:
+            fail("%s ran %d times across the 4 shards" % (c, seen.count(c)))
+    if len(seen) != len(CASES):
+        fail("%d runs across the shards, %d cases" % (len(seen), len(CASES)))
+    for bad in [dict(TEST_TOTAL_SHARDS="4", TEST_SHARD_INDEX="4"),
+                dict(TEST_TOTAL_SHARDS="four", TEST_SHARD_INDEX="0"),
+                dict(TEST_SHARD_INDEX="1")]:
+        p, ran = run([suite], **bad)
+        if p.returncode != 255 or "TEST_SHARD_INDEX='%s'" % bad[
+                "TEST_SHARD_INDEX"] not in p.stderr or ran:
+            fail("%s was not refused: %d %s" % (bad, p.returncode, p.stderr))
+    p, ran = run([suite], TEST_TOTAL_SHARDS="2", TEST_SHARD_INDEX="0",
+                 TEST_SHARD_STATUS_FILE=os.path.join(tmp, "no", "status"))
+    if p.returncode != 255 or "TEST_SHARD_STATUS_FILE" not in p.stderr or ran:
+        fail("a status file that cannot be made was not refused: %d %s" %
+             (p.returncode, p.stderr))
+    print("refused (exit status 255, no case run): index 4 of 4, a total "
+          "that is no number, an index alone, a status file not writable")
+    no_temporaries(tmp)
+    print("every one of the %d cases ran exactly once across 4 shards"
+          % len(CASES))
+
+
+def xml(suite, tmp):
+    path = os.path.join(tmp, "test.xml")
+    outputs = os.path.join(tmp, "outputs")
+    os.mkdir(outputs)
+    with open(path, "w") as f:
+        f.write("stale")
+    p, ran = run([suite], XML_OUTPUT_FILE=path,
+                 TEST_UNDECLARED_OUTPUTS_DIR=outputs)
+    cases = testcases(path)
+    if sorted(cases) != sorted(CASES):
+        fail("the XML names %s" % sorted(cases))
+    tag, kind, message = cases["leaks_shm_object"]
+    if tag != "failure" or kind != "shm_leak" or "shm_leak" not in message:
+        fail("leaks_shm_object: %s type=%s message=%s" % (tag, kind, message))
+    body = ET.parse(path).getroot().find(".//testcase[@name='leaks_shm_object']/failure").text
+    if not re.search(r"shm_leak +mpf-bazel-leak-\d+: created by pid", body):
+        fail("the failure's text does not name the object: %r" % body)
+    for c in CASES:
+        if c != "leaks_shm_object" and cases[c][0] is not None:
+            fail("%s failed in the XML: %s" % (c, cases[c]))
+    root = ET.parse(path).getroot()
+    if (root.get("tests"), root.get("failures")) != ("8", "1"):
+        fail("testsuites tests=%s failures=%s" % (root.get("tests"),
+                                                  root.get("failures")))
+    if p.returncode == 0:
+        fail("the suite passed with a leak")
+    print('leaks_shm_object: <failure type="%s" message="%s">' % (kind, message))
+    audit = os.path.join(outputs, "mpfixture-audit.jsonl")
+    lines = open(audit).read().splitlines() if os.path.exists(audit) else []
+    if len(lines) != len(CASES):
+        fail("TEST_UNDECLARED_OUTPUTS_DIR: %d audit lines" % len(lines))
+    print("audit in TEST_UNDECLARED_OUTPUTS_DIR: %d lines" % len(lines))
+    # A case killed with its runner (exit() in a supervised runner) has no
+    # verdict: failed in the XML, never passed.
+    p, ran = run([suite], XML_OUTPUT_FILE=path, PROTOCOL_SUITE_EXIT="1",
+                 TESTBRIDGE_TEST_ONLY="case_one:exits_*:case_two")
+    cases = testcases(path)
+    if sorted(cases) != ["case_one", "case_two", "exits_mid_run_when_asked"]:
+        fail("filtered run with an exit: the XML names %s" % sorted(cases))
+    if cases["exits_mid_run_when_asked"][:2] != ("failure", "killed"):
+        fail("a case whose runner exited: %s" %
+             (cases["exits_mid_run_when_asked"],))
+    print("exits_mid_run_when_asked (its runner exited): %s type=%s" %
+          cases["exits_mid_run_when_asked"][:2])
+    # The test's own verdicts: a failed assertion (its message XML-escaped)
+    # and a skip.
+    p, ran = run([suite], XML_OUTPUT_FILE=path, PROTOCOL_SUITE_FAIL="1",
+                 TESTBRIDGE_TEST_ONLY="exits_*")
+    tag, kind, message = testcases(path)["exits_mid_run_when_asked"]
+    if (tag, kind) != ("failure", "fail") or "2 < 1" not in open(path).read().replace("&lt;", "<"):
+        fail("a failed assertion in the XML: %s %s %s" % (tag, kind, message))
+    if "2 < 1" in open(path).read():
+        fail("'<' not escaped in the XML")
+    p, ran = run([suite], XML_OUTPUT_FILE=path, PROTOCOL_SUITE_SKIP="1",
+                 TESTBRIDGE_TEST_ONLY="exits_*")
+    root = ET.parse(path).getroot()
+    if root.find(".//testcase/skipped") is None or root.get("skipped") != "1":
+        fail("a skipped case in the XML: %s" % open(path).read())
+    print("a failed assertion: <failure type=\"fail\">; a skip: <skipped/>")
+    p, ran = run([suite], XML_OUTPUT_FILE=path, PROTOCOL_SUITE_SETUP_FAIL="1",
+                 TESTBRIDGE_TEST_ONLY="case_eight")
+    if testcases(path)["case_eight"][:2] != ("failure", "setup"):
+        fail("a failed setup in the XML: %s" % (testcases(path),))
+    p, ran = run([suite], XML_OUTPUT_FILE=path, PROTOCOL_SUITE_GROUP_FAIL="1",
+                 TESTBRIDGE_TEST_ONLY="case_one:case_two")
+    cases = testcases(path)
+    if ran or p.returncode == 0 or [cases[c][:2] for c in sorted(cases)] != [
+            ("error", "not_run")] * 2:
+        fail("a failed group setup: exit %d, XML %s" % (p.returncode, cases))
+    print("a failed setup: <failure type=\"setup\">; a failed group setup: "
+          "each case <error type=\"not_run\">, never a pass")
+    no_temporaries(tmp)
+
+
+def filter_(suite, tmp):
+    path = os.path.join(tmp, "test.xml")
+    p, ran = run([suite], TESTBRIDGE_TEST_ONLY="case_two",
+                 XML_OUTPUT_FILE=path)
+    if ran != ["case_two"] or sorted(testcases(path)) != ["case_two"]:
+        fail("--test_filter=case_two ran %s" % ran)
+    if p.returncode != 0:
+        fail("case_two alone: exit status %d" % p.returncode)
+    print("TESTBRIDGE_TEST_ONLY=case_two ran %s, exit status 0" % ran)
+    p, ran = run([suite], TESTBRIDGE_TEST_ONLY="case_o*:case_s?ven")
+    if ran != ["case_one", "case_seven"]:
+        fail("TESTBRIDGE_TEST_ONLY=case_o*:case_s?ven ran %s" % ran)
+    print("TESTBRIDGE_TEST_ONLY=case_o*:case_s?ven ran %s" % ran)
+    p, ran = run([suite], TESTBRIDGE_TEST_ONLY="case_two:" + "x" * 1100)
+    if ran != ["case_two"]:
+        fail("a glob longer than 1 KiB beside case_two: ran %s" % ran)
+    p, ran = run([suite], TESTBRIDGE_TEST_ONLY="case_two", TEST_TOTAL_SHARDS="2",
+                 TEST_SHARD_INDEX="1")
+    if ran:
+        fail("the filter's one case ran in its second shard too: %s" % ran)
+
+
+def premature(suite, tmp):
+    path = os.path.join(tmp, "premature")
+    p, ran = run([suite], TEST_PREMATURE_EXIT_FILE=path,
+                 PROTOCOL_SUITE_CHECK_PREMATURE="1",
+                 TESTBRIDGE_TEST_ONLY="premature_*:case_one")
+    if ran != ["case_one", "premature_file_exists_while_running"]:
+        fail("ran %s" % ran)
+    if p.returncode != 0:
+        fail("the file was not there while the cases ran:\n" + p.stderr)
+    if os.path.exists(path):
+        fail("TEST_PREMATURE_EXIT_FILE left after a normal end")
+    print("normal end: the file existed during the run and is removed")
+    p, ran = run([suite], TEST_PREMATURE_EXIT_FILE=path, MPF_ISOLATE="none",
+                 PROTOCOL_SUITE_EXIT="1", TESTBRIDGE_TEST_ONLY="exits_*:case_*")
+    if "exits_mid_run_when_asked" not in ran or "case_seven" in ran:
+        fail("the exit did not end the run early: %s" % ran)
+    if not os.path.exists(path):
+        fail("TEST_PREMATURE_EXIT_FILE removed though the process exited "
+             "inside the run")
+    print("exit() inside a case (MPF_ISOLATE=none): the file is left")
+    p, ran = run([suite], TEST_PREMATURE_EXIT_FILE=os.path.join(tmp, "no", "f"))
+    if p.returncode == 0 or ran or "TEST_PREMATURE_EXIT_FILE" not in p.stderr:
+        fail("a premature-exit file that cannot be made: %d, ran %s" %
+             (p.returncode, ran))
+    print("a premature-exit file that cannot be made: no case runs, "
+          "exit status %d" % p.returncode)
+
+
+def mpf_run(mpf_run_bin, suite, tmp):
+    path = os.path.join(tmp, "run.xml")
+    pre = os.path.join(tmp, "premature")
+    p, _ = run([mpf_run_bin, "--grace", "0.2", "--", "sh", "-c",
+                "sleep 30 & exit 0"], XML_OUTPUT_FILE=path,
+               TEST_PREMATURE_EXIT_FILE=pre)
+    cases = testcases(path)
+    if cases.get("sh", (None, None))[1] != "escapee":
+        fail("mpf-run's XML: %s (exit status %d)" % (cases, p.returncode))
+    if os.path.exists(pre):
+        fail("mpf-run left its TEST_PREMATURE_EXIT_FILE after a normal end")
+    print("mpf-run: the run's case in XML_OUTPUT_FILE: %s" % (cases["sh"],))
+    own = ('<?xml version="1.0"?>\n<testsuites><testsuite name="own">'
+           '<testcase name="theirs"/></testsuite></testsuites>\n')
+    p, _ = run([mpf_run_bin, "--", "sh", "-c",
+                'printf "%s" "$0" > "$XML_OUTPUT_FILE"; printf 0 > "$1"',
+                own, pre], XML_OUTPUT_FILE=path, TEST_PREMATURE_EXIT_FILE=pre)
+    cases = testcases(path)
+    if sorted(cases) != ["sh", "theirs"] or p.returncode != 0:
+        fail("mpf-run beside the command's XML: %s, status %d" %
+             (cases, p.returncode))
+    if not os.path.exists(pre):
+        fail("mpf-run removed the command's own premature-exit file")
+    print("mpf-run: its case added beside the command's; the command's "
+          "premature-exit file kept")
+    os.unlink(pre)
+    one = ('<?xml version="1.0"?>\n<testsuite name="one">'
+           '<testcase name="single"/></testsuite>')
+    p, _ = run([mpf_run_bin, "--", "sh", "-c",
+                'printf "%s" "$0" > "$XML_OUTPUT_FILE"', one],
+               XML_OUTPUT_FILE=path)
+    if sorted(testcases(path)) != ["sh", "single"]:
+        fail("mpf-run around a one-suite document: %s" % testcases(path))
+    open(pre, "w").close()  # someone else's: mpf-run leaves it
+    p, _ = run([mpf_run_bin, "--", "true"], TEST_PREMATURE_EXIT_FILE=pre)
+    if p.returncode != 0 or not os.path.exists(pre):
+        fail("mpf-run and a premature-exit file made before it: %d, %s" %
+             (p.returncode, os.path.exists(pre)))
+    p, _ = run([mpf_run_bin, "--", "true"],
+               XML_OUTPUT_FILE=os.path.join(tmp, "missing", "run.xml"))
+    if p.returncode != 119 or "XML_OUTPUT_FILE" not in p.stderr:
+        fail("an XML mpf-run cannot write did not fail the run: %d %s" %
+             (p.returncode, p.stderr))
+    print("mpf-run: an XML it cannot write fails the run (exit status 119)")
+    seen = []
+    for i in range(2):
+        p, ran = run([mpf_run_bin, "--per-case", "--", suite],
+                     TEST_TOTAL_SHARDS="2", TEST_SHARD_INDEX=str(i),
+                     XML_OUTPUT_FILE=os.path.join(tmp, "pc%d.xml" % i))
+        if sorted(testcases(os.path.join(tmp, "pc%d.xml" % i))) != sorted(ran):
+            fail("mpf-run --per-case shard %d: XML and runs differ" % i)
+        seen += ran
+    if sorted(seen) != sorted(CASES):
+        fail("mpf-run --per-case, 2 shards, ran %s" % seen)
+    print("mpf-run --per-case: 2 shards ran each of the 8 cases once")
+    no_temporaries(tmp)
+
+
+def main():
+    what, args = sys.argv[1], sys.argv[2:]
+    tmp = tempfile.mkdtemp(prefix="mpf-bazel-protocol.")
+    try:
+        {"shards": shards, "xml": xml, "filter": filter_,
+         "premature": premature, "mpf_run": mpf_run}[what](*args, tmp)
+    finally:
+        shutil.rmtree(tmp)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
