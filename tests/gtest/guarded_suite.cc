@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * guarded_suite.cc — a GoogleTest suite under mpfixture::gtest_main, the
+ * way a project writes one, with the offences planted. Run by
+ * check_gtest_run.py, which asserts gtest's verdict of each test and what
+ * its output says.
+ *   Leaks.*       clean; a live child; a /dev/shm object; a zombie; a
+ *                 failed assertion; clean again
+ *   DeathTests.*  death tests ending through exit(), abort() and a
+ *                 message, in the style the command line chose, and one
+ *                 that switches to "threadsafe" inside its body
+ *   Budget.*      a test over its budget (MPF_GTEST_BUDGET), then one that
+ *                 must still run
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <mpfixture/gtest.h>
+
+namespace
+{
+
+/* The name of this run's planted object: the driver checks that it is
+   gone after the run. */
+std::string planted_shm_name()
+{
+    return "/mpf_gtest_leak." + std::to_string(getpid());
+}
+
+/* A child that lives until it is killed. */
+pid_t fork_lingering_child()
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (;;)
+            pause();
+    }
+    return pid;
+}
+
+} // namespace
+
+TEST(Leaks, CleanFirst)
+{
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0)
+        _exit(0);
+    int status = 0;
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    EXPECT_TRUE(WIFEXITED(status));
+}
+
+TEST(Leaks, LeavesLiveChild)
+{
+    ASSERT_GT(fork_lingering_child(), 0);
+}
+
+TEST(Leaks, LeavesShmObject)
+{
+    int fd = shm_open(planted_shm_name().c_str(), O_CREAT | O_RDWR, 0600);
+    ASSERT_GE(fd, 0);
+    close(fd);
+}
+
+TEST(Leaks, LeavesZombie)
+{
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0)
+        _exit(0);
+    /* Until it has exited, without reaping it. */
+    siginfo_t info;
+    ASSERT_EQ(0, waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT));
+}
+
+TEST(Leaks, FailsAnAssertion)
+{
+    EXPECT_EQ(2, 1 + 2) << "the planted assertion";
+}
+
+TEST(Leaks, CleanAgain)
+{
+    int fd = shm_open(planted_shm_name().c_str(), O_CREAT | O_RDWR, 0600);
+    ASSERT_GE(fd, 0);
+    close(fd);
+    EXPECT_EQ(0, shm_unlink(planted_shm_name().c_str()));
+}
+
+TEST(DeathTests, ExitsThroughExit)
+{
+    EXPECT_EXIT(exit(3), ::testing::ExitedWithCode(3), "");
+}
+
+TEST(DeathTests, Aborts)
+{
+    EXPECT_DEATH(abort(), "");
+}
+
+TEST(DeathTests, SaysWhyItDies)
+{
+    EXPECT_EXIT(
+        {
+            fprintf(stderr, "dying on purpose\n");
+            exit(5);
+        },
+        ::testing::ExitedWithCode(5), "dying on purpose");
+}
+
+/* "threadsafe": the statement runs in gtest's re-executed binary, where
+   the guard must have installed nothing. "fast": in gtest's forked child
+   of this process, which still sees the group's page. */
+TEST(DeathTests, NoGroupInTheReexecutedBinary)
+{
+    bool threadsafe = GTEST_FLAG_GET(death_test_style) == "threadsafe";
+    pid_t owner = getpid();
+    EXPECT_EXIT(exit(threadsafe ? (mpf_owner_pid() == 0 ? 3 : 4)
+                                : (mpf_owner_pid() == owner ? 3 : 4)),
+                ::testing::ExitedWithCode(3), "");
+}
+
+TEST(DeathTests, SwitchesToThreadsafeInItsBody)
+{
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(exit(mpf_owner_pid() == 0 ? 3 : 4),
+                ::testing::ExitedWithCode(3), "");
+}
+
+MPF_GTEST_BUDGET(Budget, OverBudget, 300);
+
+TEST(Budget, OverBudget)
+{
+    pid_t pid = fork_lingering_child();
+    ASSERT_GT(pid, 0);
+    /* Returns when the budget signal interrupts it (EINTR) or once the
+       guard has killed the child. */
+    int status;
+    (void)waitpid(pid, &status, 0);
+}
+
+TEST(Budget, NextRuns)
+{
+    EXPECT_EQ(0, mpf_budget_expired());
+}
