@@ -6,7 +6,8 @@
         [--expect Test.Name=OK] [--expect 'Test.Name=FAILED:regex@@regex']
         [--clean Test.Name] [--xml-has 'Test.Name:regex']
 
---expect   the test ends "[       OK ]" or "[  FAILED  ]" in gtest's output;
+--expect   the test ends "[       OK ]", "[  FAILED  ]" or "[  SKIPPED ]" in
+           gtest's output (Test.Name=OK, =FAILED, =SKIPPED);
            each regex must match the text gtest printed for it (between
            its "[ RUN      ]" and verdict lines).
 --clean    the test's text names none of the guard's kinds (its failure,
@@ -16,6 +17,12 @@
 --audit    'Test.Name=outcome,verdict': the audit line of the case
            (MPF_AUDIT) has the test's own outcome ("test") and the
            guard's verdict.
+--output-has  the whole output matches the regex (e.g. a failure of the
+           group, outside every test).
+--env      'NAME=value' in the binary's environment.
+--no-stdin the binary runs with its standard input closed.
+--shm-gone a /dev/shm name (with {pid}: the binary's pid) that must not
+           be left.
 After the run: the binary's exit status says failure iff a test failed;
 no process of the run is left (this script is the run's child subreaper)
 and the run's planted /dev/shm object is gone.
@@ -71,13 +78,13 @@ def blocks(output):
     run = re.compile(r"^\[ RUN      \] (\S+)$", re.M)
     for m in run.finditer(output):
         name = m.group(1)
-        end = re.compile(r"^\[ {7}(OK) \] " + re.escape(name) + r" |"
-                         r"^\[  (FAILED)  \] " + re.escape(name) + r" ", re.M)
+        end = re.compile(r"^\[ *(OK|FAILED|SKIPPED) *\] " + re.escape(name)
+                         + r"[ ,]", re.M)
         e = end.search(output, m.end())
         if not e:
             out[name] = ("NONE", output[m.end():])
             continue
-        out[name] = (e.group(1) or e.group(2), output[m.end():e.start()])
+        out[name] = (e.group(1), output[m.end():e.start()])
     return out
 
 
@@ -90,6 +97,10 @@ def main():
     ap.add_argument("--clean", action="append", default=[])
     ap.add_argument("--xml-has", action="append", default=[])
     ap.add_argument("--audit", action="append", default=[])
+    ap.add_argument("--output-has", action="append", default=[])
+    ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--no-stdin", action="store_true")
+    ap.add_argument("--shm-gone", action="append", default=[])
     a = ap.parse_args()
 
     become_subreaper()
@@ -101,8 +112,11 @@ def main():
     audit_path = tempfile.mktemp(prefix="mpf_gtest_", suffix=".jsonl")
     env = dict(os.environ, GTEST_COLOR="no", MPF_AUDIT=audit_path)
     env.pop("GTEST_OUTPUT", None)
+    env.update(e.split("=", 1) for e in a.env)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, env=env)
+                            stderr=subprocess.STDOUT, env=env,
+                            preexec_fn=(lambda: os.close(0)) if a.no_stdin
+                            else None)
     output = proc.communicate()[0].decode(errors="replace")
     status = proc.returncode
     print(output)
@@ -110,6 +124,9 @@ def main():
 
     seen = blocks(output)
     any_failed = False
+    for rx in a.output_has:
+        if not re.search(rx, output):
+            problems.append(f"the output lacks /{rx}/")
     for spec in a.expect:
         name, _, rest = spec.partition("=")
         verdict, _, regexes = rest.partition(":")
@@ -170,10 +187,11 @@ def main():
     left = leftover_children()
     if left:
         problems.append("processes left behind: " + "; ".join(left))
-    shm = f"mpf_gtest_leak.{proc.pid}"
-    if os.path.exists("/dev/shm/" + shm):
-        os.unlink("/dev/shm/" + shm)
-        problems.append(f"/dev/shm/{shm} left behind")
+    for shm in ["mpf_gtest_leak.{pid}"] + a.shm_gone:
+        shm = shm.format(pid=proc.pid)
+        if os.path.exists("/dev/shm/" + shm):
+            os.unlink("/dev/shm/" + shm)
+            problems.append(f"/dev/shm/{shm} left behind")
 
     for p in problems:
         print("check_gtest_run: FAIL: " + p)

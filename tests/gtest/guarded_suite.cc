@@ -11,6 +11,17 @@
  *                 that switches to "threadsafe" inside its body
  *   Budget.*      a test over its budget (MPF_GTEST_BUDGET), then one that
  *                 must still run
+ *   Budgets.*     budgets by SetBudget() pattern (the last matching call
+ *                 wins) and by MPF_BUDGETS (over SetBudget), each test
+ *                 checking the budget the one before it had
+ *   Outcomes.*    a skipped test; an offence the test declared
+ *                 (mpf_expect); a /dev/shm object the keep list keeps (a
+ *                 note on stderr), then removed
+ *   Misuse.*      a test that ends the group itself: its case and the
+ *                 next test's cannot be guarded, and the group's end fails
+ *   Long/LongNames  a name longer than the adapter takes
+ *   Kinds.*       an escaped fork (a child ending through exit()) and a
+ *                 descriptor left open
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -148,4 +159,105 @@ TEST(Budget, OverBudget)
 TEST(Budget, NextRuns)
 {
     EXPECT_EQ(0, mpf_budget_expired());
+}
+
+/* The budget a test of budget `ms` ran under (the report's, scaled). */
+static unsigned scaled(unsigned ms)
+{
+    return (unsigned)(ms * mpf_time_scale());
+}
+
+/* The last call matching a name wins; a NULL pattern is ignored. The
+   test named in GTEST_ADAPTER_SHORT_BUDGET's stead: MPF_BUDGETS. */
+static const bool budgets_set __attribute__((unused)) = []() noexcept {
+    mpf::gtest::SetBudget("Budgets.*", 4000);
+    mpf::gtest::SetBudget("Budgets.Short*", 250);
+    mpf::gtest::SetBudget(nullptr, 1);
+    return true;
+}();
+
+TEST(Budgets, ShortOne)
+{
+}
+
+TEST(Budgets, HadShortOnesBudget)
+{
+    const char *env = getenv("GTEST_ADAPTER_SHORT_BUDGET");
+    unsigned want = env ? (unsigned)atoi(env) : 250;
+    EXPECT_STREQ("Budgets.ShortOne", mpf::gtest::LastReport().case_name);
+    EXPECT_EQ(scaled(want), mpf::gtest::LastReport().budget_ms);
+}
+
+TEST(Budgets, HadTheSuiteBudget)
+{
+    EXPECT_EQ(scaled(4000), mpf::gtest::LastReport().budget_ms);
+}
+
+TEST(Outcomes, Skipped)
+{
+    GTEST_SKIP() << "skipped on purpose";
+}
+
+TEST(Outcomes, DeclaredOffence)
+{
+    mpf_expect(MPF_SURVIVOR, nullptr);
+    ASSERT_GT(fork_lingering_child(), 0);
+}
+
+static std::string kept_shm_name()
+{
+    return "/mpf_gtest_kept." + std::to_string(getpid());
+}
+
+TEST(Outcomes, KeepsAnObject)
+{
+    ASSERT_EQ(0, mpf_keep_shm("mpf_gtest_kept.*"));
+    int fd = shm_open(kept_shm_name().c_str(), O_CREAT | O_RDWR, 0600);
+    ASSERT_GE(fd, 0);
+    close(fd);
+}
+
+TEST(Outcomes, KeptObjectRemoved)
+{
+    EXPECT_EQ(0, shm_unlink(kept_shm_name().c_str()));
+}
+
+TEST(Misuse, EndsTheGroup)
+{
+    EXPECT_EQ(0, mpf_group_end());
+}
+
+TEST(Misuse, NextCannotBegin)
+{
+}
+
+class LongNames : public ::testing::TestWithParam<int>
+{
+};
+
+TEST_P(LongNames, Fails)
+{
+}
+
+INSTANTIATE_TEST_SUITE_P(Long, LongNames, ::testing::Values(1),
+                         [](const ::testing::TestParamInfo<int> &) {
+                             return std::string(520, 'x');
+                         });
+
+/* The other kinds, each inside gtest: a forked child that ends through
+   exit() (running the owner's atexit handlers: an escaped fork, unlike a
+   death test's child), and a descriptor left open. */
+TEST(Kinds, ChildEndsThroughExit)
+{
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0)
+        exit(0);
+    int status = 0;
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+}
+
+TEST(Kinds, LeavesAnOpenDescriptor)
+{
+    ASSERT_GE(open("/dev/null", O_RDONLY), 0);
 }
