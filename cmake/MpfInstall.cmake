@@ -18,6 +18,13 @@ if(TARGET mpfixture_cmocka_dropin)
   install(TARGETS mpfixture_cmocka_dropin EXPORT mpfixtureTargets
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
+# The GoogleTest adapter (static, C++), where GoogleTest was found.
+if(TARGET mpfixture_gtest)
+  install(TARGETS mpfixture_gtest mpfixture_gtest_main EXPORT mpfixtureTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/gtest.h
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mpfixture)
+endif()
 install(FILES
     ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/mpfixture.h
     ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/cmocka.h
