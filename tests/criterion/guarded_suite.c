@@ -4,10 +4,12 @@
  * planted. Run by check_criterion_run.py, which asserts Criterion's
  * verdict of each test and what its output says, and registered test by
  * test with mpf_add_criterion_test().
- *   suite leaks:   clean; a live child; a /dev/shm object; a zombie; a failed
- *              assertion; clean again
+ *   suite leaks:   clean; a live child; a /dev/shm object; a zombie; a
+ *                  failed assertion; clean again
  *   suite budget:  a test over its budget (300 ms), then one that must run
- *   suite outcome: a failed cr_expect (it continues), a skip, an escaped fork
+ *   suite outcome: a failed cr_expect (it continues), a skip, an escaped
+ *                  fork
+ * Criterion runs a suite's tests in the order of their names: t1_, t2_...
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -37,7 +39,7 @@ static pid_t fork_lingering_child(void)
     return pid;
 }
 
-MPF_TEST(leaks, clean_first)
+MPF_TEST(leaks, t1_clean_first)
 {
     pid_t pid = fork();
     cr_assert(pid >= 0);
@@ -48,12 +50,12 @@ MPF_TEST(leaks, clean_first)
     cr_expect(WIFEXITED(status));
 }
 
-MPF_TEST(leaks, leaves_live_child)
+MPF_TEST(leaks, t2_leaves_live_child)
 {
     cr_assert(fork_lingering_child() > 0);
 }
 
-MPF_TEST(leaks, leaves_shm_object)
+MPF_TEST(leaks, t3_leaves_shm_object)
 {
     char name[64];
     planted_shm_name(name, sizeof name);
@@ -62,7 +64,7 @@ MPF_TEST(leaks, leaves_shm_object)
     close(fd);
 }
 
-MPF_TEST(leaks, leaves_zombie)
+MPF_TEST(leaks, t4_leaves_zombie)
 {
     pid_t pid = fork();
     cr_assert(pid >= 0);
@@ -73,12 +75,12 @@ MPF_TEST(leaks, leaves_zombie)
     cr_assert_eq(waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT), 0);
 }
 
-MPF_TEST(leaks, fails_an_assertion)
+MPF_TEST(leaks, t5_fails_an_assertion)
 {
     cr_assert(1 + 1 == 3, "the planted assertion");
 }
 
-MPF_TEST(leaks, clean_again)
+MPF_TEST(leaks, t6_clean_again)
 {
     int fds[2];
     cr_assert_eq(pipe(fds), 0);
@@ -88,7 +90,7 @@ MPF_TEST(leaks, clean_again)
 
 /* Over its budget of 300 ms: a child that never ends, waited for. The
    budget's signal kills the child, waitpid returns, the case ends. */
-MPF_TEST_BUDGET(300, budget, over_budget)
+MPF_TEST_BUDGET(300, budget, t1_over_budget)
 {
     pid_t pid = fork_lingering_child();
     cr_assert(pid > 0);
@@ -96,7 +98,7 @@ MPF_TEST_BUDGET(300, budget, over_budget)
     (void)waitpid(pid, &status, 0);
 }
 
-MPF_TEST(budget, next_runs)
+MPF_TEST(budget, t2_next_runs)
 {
     cr_assert(1);
 }
