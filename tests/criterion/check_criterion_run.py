@@ -5,7 +5,7 @@
     check_criterion_run.py BINARY [--filter F]
         [--expect suite::name=PASS] [--expect 'suite::name=FAIL:regex@@regex']
         [--clean suite::name] [--xml-has 'suite::name:regex']
-        [--audit 'suite/name=outcome,verdict']
+        [--audit 'suite/name=outcome,verdict'] [--env VAR=value]
 
 --expect   Criterion ends the test "[PASS]", "[FAIL]" or "[SKIP]"; each
            regex must match the text it printed for it (between its
@@ -16,6 +16,7 @@
            text matches the regex.
 --audit    the audit line of the case (MPF_AUDIT) has the test's own
            outcome ("test") and the guard's verdict.
+--env      set in the binary's environment.
 After the run: the binary's exit status says failure iff a test failed; no
 process of the run is left, Criterion's workers included (this script is
 the run's child subreaper), and the run's planted /dev/shm object is gone.
@@ -122,6 +123,7 @@ def main():
     ap.add_argument("--clean", action="append", default=[])
     ap.add_argument("--xml-has", action="append", default=[])
     ap.add_argument("--audit", action="append", default=[])
+    ap.add_argument("--env", action="append", default=[])
     a = ap.parse_args()
 
     become_subreaper()
@@ -131,6 +133,7 @@ def main():
     cmd = [a.binary, "--filter=" + a.filter, "--verbose", "-j1",
            "--color=never", "--xml=" + xml_path]
     env = dict(os.environ, MPF_AUDIT=audit_path)
+    env.update(e.split("=", 1) for e in a.env)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, env=env)
     output = proc.communicate()[0].decode(errors="replace")
@@ -181,10 +184,11 @@ def main():
     left = leftover_children()
     if left:
         problems.append("processes left behind: " + "; ".join(left))
-    shm = f"mpf_criterion_leak.{proc.pid}"
-    if os.path.exists("/dev/shm/" + shm):
-        os.unlink("/dev/shm/" + shm)
-        problems.append(f"/dev/shm/{shm} left behind")
+    for planted in ("leak", "kept"):
+        shm = f"mpf_criterion_{planted}.{proc.pid}"
+        if os.path.exists("/dev/shm/" + shm):
+            os.unlink("/dev/shm/" + shm)
+            problems.append(f"/dev/shm/{shm} left behind")
 
     for p in problems:
         print("check_criterion_run: FAIL: " + p)

@@ -7,8 +7,10 @@
  *   suite leaks:   clean; a live child; a /dev/shm object; a zombie; a
  *                  failed assertion; clean again
  *   suite budget:  a test over its budget (300 ms), then one that must run
- *   suite outcome: a failed cr_expect (it continues), a skip, an escaped
- *                  fork
+ *   suite outcome: a failed cr_expect (it continues), skips (in the body,
+ *                  silent, in .init), an escaped fork, a failed assertion
+ *                  that leaks too, declared persistent state
+ *   suite newapi:  (guarded_suite_new_api.c) the new assertion API
  * Criterion runs a suite's tests in the order of their names: t1_, t2_...
  */
 #include <fcntl.h>
@@ -106,11 +108,58 @@ MPF_TEST(budget, t2_next_runs)
 MPF_TEST(outcome, expect_fails_and_continues)
 {
     cr_expect(0, "the planted expectation");
+    cr_expect(0, "a second one: the first is the outcome");
 }
 
 MPF_TEST(outcome, skips)
 {
     cr_skip("the planted skip");
+}
+
+MPF_TEST(outcome, skips_silently)
+{
+    cr_skip();
+}
+
+static void skip_in_init(void)
+{
+    cr_skip("skipped by .init, before the guarded body");
+}
+
+MPF_TEST(outcome, skips_in_init, .init = skip_in_init)
+{
+    cr_assert_fail("never reached");
+}
+
+/* The test's own failure and a leak: both are reported. */
+MPF_TEST(outcome, fails_and_leaks)
+{
+    cr_assert(fork_lingering_child() > 0);
+    cr_assert(0, "the planted assertion beside a leak");
+}
+
+/* Declared persistent state: kept at case end, named on stderr, no
+   failure. .fini (after the case) removes it. */
+static void kept_shm_name(char *buf, size_t size)
+{
+    snprintf(buf, size, "/mpf_criterion_kept.%ld", (long)getppid());
+}
+
+static void unlink_kept(void)
+{
+    char name[64];
+    kept_shm_name(name, sizeof name);
+    shm_unlink(name);
+}
+
+MPF_TEST(outcome, keeps_declared_state, .fini = unlink_kept)
+{
+    char name[64];
+    kept_shm_name(name, sizeof name);
+    cr_assert_eq(mpf_keep_shm("mpf_criterion_kept.*"), 0);
+    int fd = shm_open(name, O_CREAT | O_RDWR, 0600);
+    cr_assert(fd >= 0);
+    close(fd);
 }
 
 /* A forked child that returns into the test's frames and ends through
