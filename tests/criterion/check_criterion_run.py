@@ -17,6 +17,7 @@
 --audit    the audit line of the case (MPF_AUDIT) has the test's own
            outcome ("test") and the guard's verdict.
 --env      set in the binary's environment.
+--arg      one more argument of the binary (e.g. --arg=--full-stats).
 After the run: the binary's exit status says failure iff a test failed; no
 process of the run is left, Criterion's workers included (this script is
 the run's child subreaper), and the run's planted /dev/shm object is gone.
@@ -124,6 +125,7 @@ def main():
     ap.add_argument("--xml-has", action="append", default=[])
     ap.add_argument("--audit", action="append", default=[])
     ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--arg", action="append", default=[])
     a = ap.parse_args()
 
     become_subreaper()
@@ -131,7 +133,7 @@ def main():
     xml_path = os.path.join(tmp, "report.xml")
     audit_path = os.path.join(tmp, "audit.jsonl")
     cmd = [a.binary, "--filter=" + a.filter, "--verbose", "-j1",
-           "--color=never", "--xml=" + xml_path]
+           "--color=never", "--xml=" + xml_path] + a.arg
     env = dict(os.environ, MPF_AUDIT=audit_path)
     env.update(e.split("=", 1) for e in a.env)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
