@@ -14,6 +14,7 @@
 set -euo pipefail
 
 pkgs=(cmake gcc g++ clang make ninja-build libc6-dev libcmocka-dev libgtest-dev pkg-config valgrind lcov gdb python3
+      libcriterion-dev
       python3-coverage
       man-db bsdextrautils gpg-agent dbus-daemon)
 for arg in "$@"; do
@@ -27,6 +28,7 @@ done
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # python3-coverage: coverage/coverage.sh measures mpf_audit.py with it.
+# libcriterion-dev: the Criterion adapter (mpfixture::criterion) and its tests.
 # g++, clang and ninja-build: examples/consumer (ci/consumer.sh) builds its C++
 # test with both compilers, and with Ninja as well as Make.
 # libgtest-dev: the GoogleTest adapter (mpfixture::gtest) and its tests.

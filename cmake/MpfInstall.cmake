@@ -166,3 +166,35 @@ set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git" "/build[^/]*/")
 if(MPF_TOP_LEVEL)
   include(CPack)
 endif()
+
+# The Criterion adapter (where Criterion was found): the static library in
+# an export set of its own, which the package loads only when it finds
+# Criterion itself (mpfixtureConfig.cmake); its header; the CMake module
+# of mpf_add_criterion_test() and its discovery script; pkg-config
+# mpfixture-criterion.
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/MpfixtureCriterion.cmake
+    ${PROJECT_SOURCE_DIR}/cmake/MpfCriterionDiscover.cmake
+  DESTINATION ${MPF_CMAKE_DIR})
+if(TARGET mpfixture_criterion)
+  install(TARGETS mpfixture_criterion EXPORT mpfixtureCriterionTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT mpfixtureCriterionTargets NAMESPACE mpfixture::
+    DESTINATION ${MPF_CMAKE_DIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/criterion.h
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mpfixture)
+  file(WRITE ${PROJECT_BINARY_DIR}/pc-in/mpfixture-criterion.pc "${_mpf_pc_common}
+Name: mpfixture-criterion
+Description: Criterion tests written with MPF_TEST guarded in their workers
+Version: ${PROJECT_VERSION}
+Requires: mpfixture = ${PROJECT_VERSION}, criterion
+Libs: \${libdir}/libmpfixture_criterion.a -ldl
+Cflags: -I\${includedir}
+")
+  install(CODE "
+    file(READ \"${PROJECT_BINARY_DIR}/pc-in/mpfixture-criterion.pc\" text)
+    string(REPLACE \"@PREFIX@\" \"\${CMAKE_INSTALL_PREFIX}\" text \"\${text}\")
+    file(WRITE \"${PROJECT_BINARY_DIR}/pc-out/mpfixture-criterion.pc\" \"\${text}\")
+  ")
+  install(FILES ${PROJECT_BINARY_DIR}/pc-out/mpfixture-criterion.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

@@ -196,3 +196,6 @@ function(_mpf_register_cases target suffix labels environment timeout
   add_custom_target(${tag}_cases ALL DEPENDS ${tests})
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include})
 endfunction()
+
+# Criterion (mpf_add_criterion_test): MpfixtureCriterion.cmake, beside this file.
+include(${CMAKE_CURRENT_LIST_DIR}/MpfixtureCriterion.cmake)
