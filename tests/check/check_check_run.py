@@ -102,8 +102,12 @@ def main():
             env["CK_RUN_CASE"] = a.tcase
         if a.case:
             env["MPF_CASE"] = a.case
+        # A session of its own: a runner that kills its process group
+        # (Check's SIGALRM handler does, killpg(0) in no-fork mode) takes
+        # this script and ctest with it otherwise.
         run = subprocess.run([a.binary], env=env, capture_output=True,
-                             text=True, timeout=100, check=False)
+                             text=True, timeout=100, check=False,
+                             start_new_session=True)
         left = reap_leftovers()
         print(run.stdout)
         print(run.stderr, file=sys.stderr)
