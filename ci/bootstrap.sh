@@ -11,7 +11,7 @@
 #                            scan-build
 set -euo pipefail
 
-pkgs=(cmake gcc g++ clang make ninja-build libc6-dev libcmocka-dev pkg-config valgrind lcov gdb python3
+pkgs=(cmake gcc g++ clang make ninja-build libc6-dev libcmocka-dev check pkg-config valgrind lcov gdb python3
       python3-coverage
       man-db bsdextrautils gpg-agent dbus-daemon)
 for arg in "$@"; do
@@ -27,6 +27,7 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 # python3-coverage: coverage/coverage.sh measures mpf_audit.py with it.
 # g++, clang and ninja-build: examples/consumer (ci/consumer.sh) builds its C++
 # test with both compilers, and with Ninja as well as Make.
+# check: the Check adapter (mpfixture::check) and its tests.
 for pkg in "${pkgs[@]}"; do
   have_pkg "$pkg" || need+=("$pkg")
 done
