@@ -3,13 +3,15 @@
 """Run the guarded Check suite and assert Check's own verdicts.
 
     check_check_run.py BINARY --mode fork|nofork [--tcase NAME] [--case GLOB]
+        [--env VAR=value]
         [--expect name=P] [--expect 'name=F:regex@@regex']
         [--xml-has 'name:regex'] [--audit 'name=outcome,verdict']
 
+--env      one more variable of the run's environment.
 --tcase    runs that TCase only (Check's CK_RUN_CASE); --case, the tests
            MPF_CASE selects.
 --expect   Check's result line of the test (CK_VERBOSITY=verbose) says P
-           (passed) or F (failed); each regex must match its message (the
+           (passed), F (failed) or S (failed in a checked fixture); each regex must match its message (the
            text after "file:line:F:tcase:name:0: ", to the next result).
 --xml-has  Check's XML log (CK_XML_LOG_FILE_NAME) has the test with a
            message matching the regex.
@@ -30,7 +32,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 PR_SET_CHILD_SUBREAPER = 36
-RESULT = re.compile(r"^[^\n:]+:\d+:([PFE]):(\w+):(\w+):\d+: ", re.M)
+RESULT = re.compile(r"^[^\n:]+:\d+:([PFES]):(\w+):(\w+):\d+: ", re.M)
 SUMMARY = re.compile(r"^\d+%: Checks: ", re.M)
 
 
@@ -84,6 +86,7 @@ def main():
     ap.add_argument("binary")
     ap.add_argument("--mode", choices=["fork", "nofork"], required=True)
     ap.add_argument("--tcase")
+    ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--case")
     ap.add_argument("--expect", action="append", default=[])
     ap.add_argument("--xml-has", action="append", default=[])
@@ -100,6 +103,9 @@ def main():
         env.pop("CK_RUN_CASE", None)
         if a.tcase:
             env["CK_RUN_CASE"] = a.tcase
+        for item in a.env:
+            name, _, value = item.partition("=")
+            env[name] = value
         if a.case:
             env["MPF_CASE"] = a.case
         # A session of its own: a runner that kills its process group

@@ -8,6 +8,8 @@
  *                 failed assertion; clean again
  *   TCase Budget: a test over its budget (the TCase's timeout, 0.3 s),
  *                 then one that must still run
+ *   TCase Teardown, then After: a user's checked teardown that fails,
+ *                 then a test that must still run
  * The planted processes are named mpfck_planted, the planted object
  * /mpf_check_leak.<pid>: the driver checks that none is left.
  */
@@ -118,6 +120,25 @@ START_TEST(next_runs)
 }
 END_TEST
 
+/* A user's checked teardown that fails: Check skips the teardowns after
+   it in no-fork mode, the guard's among them. */
+static void failing_teardown(void)
+{
+    ck_assert_msg(0, "the planted teardown failure");
+}
+
+START_TEST(teardown_fails_after_it)
+{
+    ck_assert_int_eq(6, 2 * 3);
+}
+END_TEST
+
+START_TEST(runs_after_a_failed_teardown)
+{
+    ck_assert_int_eq(9, 3 * 3);
+}
+END_TEST
+
 static Suite *guarded_suite(void)
 {
     Suite *s = suite_create("guarded");
@@ -134,6 +155,13 @@ static Suite *guarded_suite(void)
     tcase_add_test(budget, over_budget);
     tcase_add_test(budget, next_runs);
     suite_add_tcase(s, budget);
+    TCase *teardown = tcase_create("Teardown");
+    tcase_add_checked_fixture(teardown, NULL, failing_teardown);
+    tcase_add_test(teardown, teardown_fails_after_it);
+    suite_add_tcase(s, teardown);
+    TCase *after = tcase_create("After");
+    tcase_add_test(after, runs_after_a_failed_teardown);
+    suite_add_tcase(s, after);
     return s;
 }
 
