@@ -6,6 +6,7 @@
         [--env VAR=value]
         [--expect name=P] [--expect 'name=F:regex@@regex']
         [--xml-has 'name:regex'] [--audit 'name=outcome,verdict']
+        [--stderr-has regex]
 
 --env      one more variable of the run's environment.
 --tcase    runs that TCase only (Check's CK_RUN_CASE); --case, the tests
@@ -15,6 +16,7 @@
            text after "file:line:F:tcase:name:0: ", to the next result).
 --xml-has  Check's XML log (CK_XML_LOG_FILE_NAME) has the test with a
            message matching the regex.
+--stderr-has  the run's stderr matches the regex.
 --audit    the audit line of the case (MPF_AUDIT) has the test's own
            outcome ("test") and the guard's verdict.
 After the run: no process of the run is left (this script is the run's
@@ -91,6 +93,7 @@ def main():
     ap.add_argument("--expect", action="append", default=[])
     ap.add_argument("--xml-has", action="append", default=[])
     ap.add_argument("--audit", action="append", default=[])
+    ap.add_argument("--stderr-has", action="append", default=[])
     a = ap.parse_args()
     become_subreaper()
     with tempfile.TemporaryDirectory(prefix="mpf_check_run.") as tmp:
@@ -133,6 +136,9 @@ def main():
                     fail(f"{name}: /{rx}/ not in Check's message:\n{message}")
         if failed_any != (run.returncode != 0):
             fail(f"exit status {run.returncode} with failures={failed_any}")
+        for rx in a.stderr_has:
+            if not re.search(rx, run.stderr, re.M):
+                fail(f"/{rx}/ not on the run's stderr")
         if a.xml_has:
             root = ET.parse(xml_path).getroot()
             ns = {"c": root.tag.split("}")[0].strip("{")} if "}" in root.tag else {}

@@ -8,6 +8,7 @@
  *                 failed assertion; clean again
  *   TCase Budget: a test over its budget (the TCase's timeout, 0.3 s),
  *                 then one that must still run
+ *   TCase Mixed:  a test that leaves a live child and then fails
  *   TCase Teardown, then After: a user's checked teardown that fails,
  *                 then a test that must still run
  * The planted processes are named mpfck_planted, the planted object
@@ -120,6 +121,13 @@ START_TEST(next_runs)
 }
 END_TEST
 
+START_TEST(leaks_and_fails)
+{
+    ck_assert_int_gt(fork_lingering_child(), 0);
+    ck_assert(1 + 1 == 3);
+}
+END_TEST
+
 /* A user's checked teardown that fails: Check skips the teardowns after
    it in no-fork mode, the guard's among them. */
 static void failing_teardown(void)
@@ -159,6 +167,9 @@ static Suite *guarded_suite(void)
     tcase_add_checked_fixture(teardown, NULL, failing_teardown);
     tcase_add_test(teardown, teardown_fails_after_it);
     suite_add_tcase(s, teardown);
+    TCase *mixed = tcase_create("Mixed");
+    tcase_add_test(mixed, leaks_and_fails);
+    suite_add_tcase(s, mixed);
     TCase *after = tcase_create("After");
     tcase_add_test(after, runs_after_a_failed_teardown);
     suite_add_tcase(s, after);
