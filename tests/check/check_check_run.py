@@ -141,7 +141,6 @@ def main():
                 fail(f"/{rx}/ not on the run's stderr")
         if a.xml_has:
             root = ET.parse(xml_path).getroot()
-            ns = {"c": root.tag.split("}")[0].strip("{")} if "}" in root.tag else {}
             tests = {}
             for t in root.iter():
                 if t.tag.endswith("test"):
@@ -149,7 +148,6 @@ def main():
                     msg = next((c.text or "" for c in t
                                 if c.tag.endswith("message")), "")
                     tests[tid] = (t.get("result"), msg)
-            del ns
             for item in a.xml_has:
                 name, _, rx = item.partition(":")
                 result, msg = tests.get(name, (None, ""))
@@ -171,7 +169,9 @@ def main():
         if left:
             fail(f"processes left by the run: {left}")
         planted = [n for n in os.listdir("/dev/shm")
-                   if n.startswith(f"mpf_check_leak.")]
+                   if n.startswith("mpf_check_leak.")]
+        # Another run's (ctest -j) while its planter lives; this run's are
+        # gone with their processes.
         mine = [n for n in planted if not os.path.exists(
             f"/proc/{n.rsplit('.', 1)[1]}")]
         if mine:
