@@ -13,7 +13,7 @@
 #                            scan-build
 set -euo pipefail
 
-pkgs=(cmake gcc g++ clang make ninja-build libc6-dev libcmocka-dev libgtest-dev pkg-config valgrind lcov gdb python3
+pkgs=(cmake gcc g++ clang make ninja-build libc6-dev libcmocka-dev libgtest-dev check pkg-config valgrind lcov gdb python3
       libcriterion-dev
       python3-coverage
       man-db bsdextrautils gpg-agent dbus-daemon)
@@ -32,6 +32,7 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 # g++, clang and ninja-build: examples/consumer (ci/consumer.sh) builds its C++
 # test with both compilers, and with Ninja as well as Make.
 # libgtest-dev: the GoogleTest adapter (mpfixture::gtest) and its tests.
+# check: the Check adapter (mpfixture::check) and its tests.
 for pkg in "${pkgs[@]}"; do
   have_pkg "$pkg" || need+=("$pkg")
 done

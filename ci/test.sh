@@ -47,7 +47,7 @@ ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE 'soak|bazel'
 # compiler).
 BUILD_DIR="$build-clang" ci/build.sh -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 ctest --test-dir "$build-clang" --output-on-failure -j"$(nproc)" \
-  -L 'fixture|runtime|security|realworld_cmocka|criterion_adapter' -LE 'soak|fault_sweep|stress|realworld$'
+  -L 'fixture|runtime|security|realworld_cmocka|criterion_adapter|check_adapter|gtest_adapter' -LE 'soak|fault_sweep|stress|realworld$'
 # The consumer's view: install, find_package, pkg-config, FetchContent.
 ci/consumer.sh
 # clang-tidy runs the clang analyzer's checks on every file already;

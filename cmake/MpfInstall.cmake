@@ -25,6 +25,13 @@ if(TARGET mpfixture_gtest)
   install(FILES ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/gtest.h
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mpfixture)
 endif()
+# The Check adapter (static), where Check was found.
+if(TARGET mpfixture_check)
+  install(TARGETS mpfixture_check EXPORT mpfixtureTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/check.h
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mpfixture)
+endif()
 install(FILES
     ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/mpfixture.h
     ${PROJECT_SOURCE_DIR}/fixture/include/mpfixture/cmocka.h
@@ -114,7 +121,19 @@ Description: deprecated name of mpfixture-fakechips (0.3 only): use that
 Version: ${PROJECT_VERSION}
 Requires: mpfixture-fakechips = ${PROJECT_VERSION}
 ")
+# mpfixture-check: the Check adapter, with the --wrap options it needs.
+file(WRITE ${PROJECT_BINARY_DIR}/pc-in/mpfixture-check.pc "${_mpf_pc_common}
+Name: mpfixture-check
+Description: every test of a Check SRunner guarded (mpf_srunner_run_all)
+Version: ${PROJECT_VERSION}
+Requires: mpfixture = ${PROJECT_VERSION}, check
+Libs: -L\${libdir} -lmpfixture_check -Wl,--wrap=tcase_create,--wrap=tcase_set_timeout,--wrap=_tcase_add_test,--wrap=tcase_fn_start,--wrap=_ck_assert_failed -lm
+Cflags: -I\${includedir}
+")
 set(_mpf_pcs mpfixture mpfixture-worker mpfixture-fakechips mpfixture-fake-chips)
+if(TARGET mpfixture_check)
+  list(APPEND _mpf_pcs mpfixture-check)
+endif()
 if(TARGET mpfixture_cmocka_dropin)
   list(APPEND _mpf_pcs mpfixture-cmocka-dropin)
 endif()

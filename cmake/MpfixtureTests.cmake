@@ -199,3 +199,33 @@ endfunction()
 
 # Criterion (mpf_add_criterion_test): MpfixtureCriterion.cmake, beside this file.
 include(${CMAKE_CURRENT_LIST_DIR}/MpfixtureCriterion.cmake)
+
+# mpf_add_check_test(<target> SOURCES <src>... [LINK_LIBRARIES <lib>...]
+#     LABELS <label>... [ENVIRONMENT <VAR=value>...] [BUDGETS <glob>=<ms>...]
+#     [KEEP_SHM <glob>...] [TIMEOUT <seconds>] [RUN_SERIAL]
+#     [EXPECT_OUTPUT <test> <regex> [<test> <regex>]...])
+#
+# The same for a Check suite run by mpf_srunner_run_all()
+# (<mpfixture/check.h>): the binary links mpfixture::check, and every
+# Check test becomes its own ctest test <target>.<test>, run alone
+# (MPF_CASE) in Check's fork mode unless ENVIRONMENT says CK_FORK=no.
+# mpf_add_cmocka_variant() registers its tests once more, the same way.
+function(mpf_add_check_test target)
+  cmake_parse_arguments(A "RUN_SERIAL" "TIMEOUT"
+                        "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;BUDGETS;KEEP_SHM;EXPECT_OUTPUT" ${ARGN})
+  if(NOT A_SOURCES OR NOT TARGET mpfixture::check)
+    message(FATAL_ERROR "mpf_add_check_test(${target}): needs SOURCES and the "
+                        "target mpfixture::check (mpfixture built with Check)")
+  endif()
+  if(A_BUDGETS)
+    string(REPLACE ";" ":" budgets "${A_BUDGETS}")
+    list(APPEND A_ENVIRONMENT "MPF_BUDGETS=${budgets}")
+  endif()
+  add_executable(${target} ${A_SOURCES})
+  target_link_libraries(${target} PRIVATE mpfixture::check ${A_LINK_LIBRARIES})
+  _mpf_keep_shm_environment(A_ENVIRONMENT "mpf_add_check_test(${target})"
+                            "${A_ENVIRONMENT}" ${A_KEEP_SHM})
+  set_target_properties(${target} PROPERTIES MPF_KEEP_SHM "${A_KEEP_SHM}")
+  _mpf_register_cases(${target} "" "${A_LABELS}" "${A_ENVIRONMENT}"
+                      "${A_TIMEOUT}" "${A_RUN_SERIAL}" "" "${A_EXPECT_OUTPUT}")
+endfunction()
