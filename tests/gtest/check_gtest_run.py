@@ -28,49 +28,16 @@ no process of the run is left (this script is the run's child subreaper)
 and the run's planted /dev/shm object is gone.
 """
 import argparse
-import ctypes
-import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-KINDS = r"shm_leak|survivor|escapee|zombie|escaped_fork|fd_leak|budget|mpfixture"
-PR_SET_CHILD_SUBREAPER = 36
-
-
-def become_subreaper():
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        sys.exit("check_gtest_run: prctl(PR_SET_CHILD_SUBREAPER) failed")
-
-
-def leftover_children():
-    """Processes of the run re-parented to this script, still alive or
-    zombies; killed and reaped here (they are this run's)."""
-    pids = []
-    task_dir = "/proc/self/task"
-    for tid in os.listdir(task_dir):
-        with open(os.path.join(task_dir, tid, "children")) as f:
-            pids += [int(p) for p in f.read().split()]
-    left = []
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            cmd = "?"
-        left.append(f"{pid} {cmd.strip()}")
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
-    return left
-
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "adapters"))
+import adapter_run  # noqa: E402
 
 def blocks(output):
     """Test name -> (verdict, the text printed while it ran)."""
@@ -103,7 +70,7 @@ def main():
     ap.add_argument("--shm-gone", action="append", default=[])
     a = ap.parse_args()
 
-    become_subreaper()
+    adapter_run.become_subreaper("check_gtest_run")
     xml_path = tempfile.mktemp(prefix="mpf_gtest_", suffix=".xml")
     cmd = [a.binary, "--gtest_filter=" + a.filter,
            "--gtest_output=xml:" + xml_path]
@@ -139,7 +106,7 @@ def main():
                 problems.append(f"{name}: its output lacks /{rx}/")
     for name in a.clean:
         got, text = seen.get(name, ("MISSING", ""))
-        m = re.search(KINDS, text)
+        m = re.search(adapter_run.KINDS, text)
         if got == "MISSING" or m:
             problems.append(f"{name}: expected none of the guard's words, "
                             f"found {m.group(0) if m else 'no test'}")
@@ -166,25 +133,9 @@ def main():
     if os.path.exists(xml_path):
         os.unlink(xml_path)
 
-    lines = {}
-    if os.path.exists(audit_path):
-        with open(audit_path) as f:
-            for line in f:
-                d = json.loads(line)
-                lines[d.get("case")] = d
-        os.unlink(audit_path)
-    for spec in a.audit:
-        name, _, want = spec.partition("=")
-        outcome, _, verdict = want.partition(",")
-        d = lines.get(name)
-        if d is None:
-            problems.append(f"audit: no line of case {name}")
-        elif (d.get("test"), d.get("verdict")) != (outcome, verdict):
-            problems.append(f"audit: {name} has test={d.get('test')} "
-                            f"verdict={d.get('verdict')}, expected "
-                            f"test={outcome} verdict={verdict}")
+    adapter_run.check_audit(audit_path, a.audit, problems)
 
-    left = leftover_children()
+    left = adapter_run.leftover_children()
     if left:
         problems.append("processes left behind: " + "; ".join(left))
     for shm in ["mpf_gtest_leak.{pid}"] + a.shm_gone:
