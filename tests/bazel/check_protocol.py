@@ -28,6 +28,7 @@ PROTOCOL = ["TEST_TOTAL_SHARDS", "TEST_SHARD_INDEX", "TEST_SHARD_STATUS_FILE",
             "MPF_AUDIT", "MPF_CASE", "PROTOCOL_SUITE_EXIT",
             "PROTOCOL_SUITE_FAIL", "PROTOCOL_SUITE_SKIP",
             "PROTOCOL_SUITE_SETUP_FAIL", "PROTOCOL_SUITE_GROUP_FAIL",
+            "PROTOCOL_SUITE_TEARDOWN_FAIL", "PROTOCOL_SUITE_FD_LEAK",
             "PROTOCOL_SUITE_CHECK_PREMATURE"]
 
 
@@ -90,18 +91,30 @@ def shards(suite, tmp):
         fail("%d runs across the shards, %d cases" % (len(seen), len(CASES)))
     for bad in [dict(TEST_TOTAL_SHARDS="4", TEST_SHARD_INDEX="4"),
                 dict(TEST_TOTAL_SHARDS="four", TEST_SHARD_INDEX="0"),
-                dict(TEST_SHARD_INDEX="1")]:
+                dict(TEST_SHARD_INDEX="1"),
+                dict(TEST_TOTAL_SHARDS="2"),
+                dict(TEST_TOTAL_SHARDS="2", TEST_SHARD_INDEX="x"),
+                dict(TEST_TOTAL_SHARDS="1234567890", TEST_SHARD_INDEX="0")]:
         p, ran = run([suite], **bad)
-        if p.returncode != 255 or "TEST_SHARD_INDEX='%s'" % bad[
-                "TEST_SHARD_INDEX"] not in p.stderr or ran:
+        said = "TEST_TOTAL_SHARDS='%s' TEST_SHARD_INDEX='%s'" % (
+            bad.get("TEST_TOTAL_SHARDS", ""), bad.get("TEST_SHARD_INDEX", ""))
+        if p.returncode != 255 or said not in p.stderr or ran:
             fail("%s was not refused: %d %s" % (bad, p.returncode, p.stderr))
+    # Empty values are unset ones (Bazel's own rule): one shard, every case.
+    p, ran = run([suite], TEST_TOTAL_SHARDS="", TEST_SHARD_INDEX="",
+                 XML_OUTPUT_FILE="", TESTBRIDGE_TEST_ONLY="")
+    if sorted(ran) != sorted(CASES):
+        fail("empty protocol variables: ran %s (exit status %d) %s" %
+             (ran, p.returncode, p.stderr))
     p, ran = run([suite], TEST_TOTAL_SHARDS="2", TEST_SHARD_INDEX="0",
                  TEST_SHARD_STATUS_FILE=os.path.join(tmp, "no", "status"))
     if p.returncode != 255 or "TEST_SHARD_STATUS_FILE" not in p.stderr or ran:
         fail("a status file that cannot be made was not refused: %d %s" %
              (p.returncode, p.stderr))
     print("refused (exit status 255, no case run): index 4 of 4, a total "
-          "that is no number, an index alone, a status file not writable")
+          "that is no number, an index alone, a total alone, an index that "
+          "is no number, a total of 10 digits, a status file not writable; "
+          "empty values: unset")
     no_temporaries(tmp)
     print("every one of the %d cases ran exactly once across 4 shards"
           % len(CASES))
@@ -178,6 +191,63 @@ def xml(suite, tmp):
         fail("a failed group setup: exit %d, XML %s" % (p.returncode, cases))
     print("a failed setup: <failure type=\"setup\">; a failed group setup: "
           "each case <error type=\"not_run\">, never a pass")
+    p, ran = run([suite], XML_OUTPUT_FILE=path,
+                 PROTOCOL_SUITE_TEARDOWN_FAIL="1", TESTBRIDGE_TEST_ONLY="case_eight")
+    root = ET.parse(path).getroot()
+    tag, kind, message = testcases(path)["case_eight"]
+    said = root.find(".//testcase[@name='case_eight']/error")
+    if (tag, kind) != ("error", "error") or "case_eight FAILED" not in message \
+            or "teardown returned -1" not in said.text \
+            or root.get("errors") != "1" or p.returncode == 0:
+        fail("a failed teardown in the XML: exit %d, %s %s %s" %
+             (p.returncode, tag, kind, message))
+    print("a failed teardown: <error type=\"error\">")
+    # Two kinds in one case: both in its type.
+    p, ran = run([suite], XML_OUTPUT_FILE=path, PROTOCOL_SUITE_FD_LEAK="1",
+                 TESTBRIDGE_TEST_ONLY="leaks_*")
+    tag, kind, message = testcases(path)["leaks_shm_object"]
+    if (tag, kind) != ("failure", "shm_leak,fd_leak") or p.returncode == 0:
+        fail("a case with two kinds: exit %d, %s %s" % (p.returncode, tag, kind))
+    print('a case with two kinds: <failure type="%s">' % kind)
+    # The suite is named after the program (argv[0]): its XML specials as
+    # entities, a control character XML cannot carry as "\x01".
+    odd = 'odd\x01\t\r<&"name'
+    e = {k: v for k, v in os.environ.items() if k not in PROTOCOL}
+    e.update(XML_OUTPUT_FILE=path, TESTBRIDGE_TEST_ONLY="case_one")
+    p = subprocess.run([odd], executable=suite, env=e, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    raw = open(path, "rb").read()
+    names = [ET.parse(path).getroot().find("testsuite").get("name"),
+             ET.parse(path).getroot().find(".//testcase").get("classname")]
+    # (an XML parser reads a tab or a CR in an attribute as a space)
+    if p.returncode != 0 or b"\x01" in raw or b'odd\\x01\t\r&lt;&amp;&quot;name' \
+            not in raw or names != ['odd\\x01  <&"name'] * 2:
+        fail("a program named %r: exit %d, names %s in %r" %
+             (odd, p.returncode, names, raw))
+    print("a program named %r: its suite and classname %r" % (odd, names[0]))
+    # Nothing selected: a document with no case, the run passes.
+    p, ran = run([suite], XML_OUTPUT_FILE=path, TESTBRIDGE_TEST_ONLY="no_such_case")
+    root = ET.parse(path).getroot()
+    if ran or testcases(path) or root.get("tests") != "0" or p.returncode != 0:
+        fail("a filter that selects nothing: exit %d, ran %s, XML %s" %
+             (p.returncode, ran, open(path).read()))
+    # An XML that cannot be written fails the run, and leaves no temporary:
+    # a directory in its place; a path too long for its temporary.
+    where = os.path.join(tmp, "a_directory.xml")
+    os.mkdir(where)
+    too_long = os.path.join(tmp, *(["d" * 200] * 21))[:4090]
+    for bad, why in [(where, "Is a directory"),
+                     (too_long, "File name too long")]:
+        p, ran = run([suite], XML_OUTPUT_FILE=bad, TESTBRIDGE_TEST_ONLY="case_one")
+        said = "XML_OUTPUT_FILE='%s': %s" % (bad, why)
+        if ran != ["case_one"] or p.returncode == 0 or said not in p.stderr:
+            fail("an XML that cannot be written (%s): exit %d, ran %s, %s" %
+                 (why, p.returncode, ran, p.stderr))
+    if os.listdir(where):
+        fail("left in the directory named by XML_OUTPUT_FILE: %s" %
+             os.listdir(where))
+    print("an XML that cannot be written (a directory, a path too long): "
+          "the run fails")
     no_temporaries(tmp)
 
 
@@ -190,10 +260,11 @@ def filter_(suite, tmp):
     if p.returncode != 0:
         fail("case_two alone: exit status %d" % p.returncode)
     print("TESTBRIDGE_TEST_ONLY=case_two ran %s, exit status 0" % ran)
-    p, ran = run([suite], TESTBRIDGE_TEST_ONLY="case_o*:case_s?ven")
+    p, ran = run([suite], TESTBRIDGE_TEST_ONLY=":case_o*::case_s?ven:")
     if ran != ["case_one", "case_seven"]:
         fail("TESTBRIDGE_TEST_ONLY=case_o*:case_s?ven ran %s" % ran)
-    print("TESTBRIDGE_TEST_ONLY=case_o*:case_s?ven ran %s" % ran)
+    print("TESTBRIDGE_TEST_ONLY=:case_o*::case_s?ven: ran %s (empty globs "
+          "select nothing)" % ran)
     p, ran = run([suite], TESTBRIDGE_TEST_ONLY="case_two:" + "x" * 1100)
     if ran != ["case_two"]:
         fail("a glob longer than 1 KiB beside case_two: ran %s" % ran)
@@ -229,6 +300,14 @@ def premature(suite, tmp):
              (p.returncode, ran))
     print("a premature-exit file that cannot be made: no case runs, "
           "exit status %d" % p.returncode)
+    p, ran = run([suite], TEST_PREMATURE_EXIT_FILE="/dev/full",
+                 XML_OUTPUT_FILE=os.path.join(tmp, "test.xml"))
+    if p.returncode == 0 or ran or "TEST_PREMATURE_EXIT_FILE='/dev/full': " \
+            "No space left on device" not in p.stderr:
+        fail("a premature-exit file that cannot be written: %d, ran %s, %s" %
+             (p.returncode, ran, p.stderr))
+    print("a premature-exit file that cannot be written (/dev/full): no case "
+          "runs, exit status %d" % p.returncode)
 
 
 def mpf_run(mpf_run_bin, suite, tmp):
@@ -264,6 +343,32 @@ def mpf_run(mpf_run_bin, suite, tmp):
                XML_OUTPUT_FILE=path)
     if sorted(testcases(path)) != ["sh", "single"]:
         fail("mpf-run around a one-suite document: %s" % testcases(path))
+    # The command's XML: empty (none), or one suite without a declaration.
+    for theirs, want in [("", ["sh"]),
+                         ('<testsuite name="bare"><testcase name="b"/>'
+                          '</testsuite>', ["b", "sh"])]:
+        p, _ = run([mpf_run_bin, "--", "sh", "-c",
+                    'printf "%s" "$0" > "$XML_OUTPUT_FILE"', theirs],
+                   XML_OUTPUT_FILE=path)
+        if sorted(testcases(path)) != want or p.returncode != 0:
+            fail("mpf-run around the command's XML %r: %s, status %d" %
+                 (theirs, testcases(path), p.returncode))
+    # Its premature-exit file removed by the command, or replaced by the
+    # command's own (another file): mpf-run neither fails nor removes it.
+    p, _ = run([mpf_run_bin, "--", "sh", "-c", 'rm "$TEST_PREMATURE_EXIT_FILE"'],
+               TEST_PREMATURE_EXIT_FILE=pre)
+    if p.returncode != 0 or os.path.exists(pre):
+        fail("mpf-run, its premature-exit file removed: %d" % p.returncode)
+    p, _ = run([mpf_run_bin, "--", "sh", "-c",
+                'mv "$TEST_PREMATURE_EXIT_FILE" "$TEST_PREMATURE_EXIT_FILE.old"'
+                ' && : > "$TEST_PREMATURE_EXIT_FILE"'],
+               TEST_PREMATURE_EXIT_FILE=pre)
+    if p.returncode != 0 or not os.path.exists(pre):
+        fail("mpf-run removed the command's own (replacing) premature-exit "
+             "file: %d" % p.returncode)
+    os.unlink(pre + ".old")
+    print("mpf-run: the command's empty or bare-suite XML; its premature-exit "
+          "file removed or replaced by the command: kept as the command left it")
     open(pre, "w").close()  # someone else's: mpf-run leaves it
     p, _ = run([mpf_run_bin, "--", "true"], TEST_PREMATURE_EXIT_FILE=pre)
     if p.returncode != 0 or not os.path.exists(pre):

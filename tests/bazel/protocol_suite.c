@@ -6,7 +6,9 @@
  * what each shard ran. One case leaves a /dev/shm object (shm_leak), the
  * rest pass; PROTOCOL_SUITE_EXIT=1 makes one case exit() mid-run (a
  * premature exit; PROTOCOL_SUITE_FAIL=1 and PROTOCOL_SUITE_SKIP=1 make it
- * fail an assertion or skip itself), PROTOCOL_SUITE_CHECK_PREMATURE=1 makes one assert that
+ * fail an assertion or skip itself, PROTOCOL_SUITE_FAIL_MSG=<text> fail
+ * saying the text; PROTOCOL_SUITE_FD_LEAK=1 makes the leaking case leave its
+ * descriptor open too), PROTOCOL_SUITE_CHECK_PREMATURE=1 makes one assert that
  * TEST_PREMATURE_EXIT_FILE exists while the cases run.
  */
 #include <fcntl.h>
@@ -37,6 +39,13 @@ PLAIN_CASE(case_four)
 PLAIN_CASE(case_seven)
 PLAIN_CASE(case_eight)
 
+/* The variable `name` is "1". */
+static int asked(const char *name)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, "1") == 0;
+}
+
 static void leaks_shm_object(void **state)
 {
     (void)state;
@@ -45,7 +54,8 @@ static void leaks_shm_object(void **state)
     snprintf(name, sizeof name, "/mpf-bazel-leak-%ld", (long)getpid());
     int fd = shm_open(name, O_CREAT | O_RDWR, 0600);
     assert_true(fd >= 0);
-    close(fd); /* left in /dev/shm: the guard's shm_leak */
+    if (!asked("PROTOCOL_SUITE_FD_LEAK"))
+        close(fd); /* left in /dev/shm: the guard's shm_leak */
 }
 
 static void premature_file_exists_while_running(void **state)
@@ -68,23 +78,27 @@ static void exits_mid_run_when_asked(void **state)
     v = getenv("PROTOCOL_SUITE_FAIL"); /* a failed assertion, saying "<" */
     if (v && strcmp(v, "1") == 0)
         assert_true(2 < 1);
+    v = getenv("PROTOCOL_SUITE_FAIL_MSG"); /* a failure, saying v */
+    if (v)
+        fail_msg("%s", v);
     v = getenv("PROTOCOL_SUITE_SKIP");
     if (v && strcmp(v, "1") == 0)
         skip();
 }
 
 /* PROTOCOL_SUITE_SETUP_FAIL=1: case_eight's setup fails (an error);
+   PROTOCOL_SUITE_TEARDOWN_FAIL=1: its teardown returns nonzero (an error);
    PROTOCOL_SUITE_GROUP_FAIL=1: the group setup fails (no case runs). */
-static int asked(const char *name)
-{
-    const char *v = getenv(name);
-    return v && strcmp(v, "1") == 0;
-}
-
 static int case_setup(void **state)
 {
     (void)state;
     return asked("PROTOCOL_SUITE_SETUP_FAIL") ? -1 : 0;
+}
+
+static int case_teardown(void **state)
+{
+    (void)state;
+    return asked("PROTOCOL_SUITE_TEARDOWN_FAIL") ? -1 : 0;
 }
 
 static int group_setup(void **state)
@@ -103,7 +117,7 @@ int main(void)
         cmocka_unit_test(premature_file_exists_while_running),
         cmocka_unit_test(exits_mid_run_when_asked),
         cmocka_unit_test(case_seven),
-        cmocka_unit_test_setup(case_eight, case_setup),
+        cmocka_unit_test_setup_teardown(case_eight, case_setup, case_teardown),
     };
     return mpf_run_group_tests(tests, group_setup, NULL);
 }
