@@ -15,6 +15,7 @@
  *   TCase Refused:  tcase_set_timeout() with a negative timeout, which
  *                   Check ignores: the TCase keeps its default (--list)
  *   TCase FailsTwice: a failed assertion, then a failed checked teardown
+ *   TCase Huge:     a timeout of 5e6 s: a budget of UINT32_MAX ms (--list)
  *   TCase Many:     one test added 17 times: 17 runs, 17 records (--list)
  * main() first checks that a NULL runner is refused (-1); with
  * --unguarded it runs the suite by Check's own srunner_run_all(), which
@@ -90,6 +91,12 @@ START_TEST(fails_then_its_teardown)
 }
 END_TEST
 
+START_TEST(huge_timeout)
+{
+    ck_assert_int_eq(4, 4);
+}
+END_TEST
+
 START_TEST(repeated)
 {
     ck_assert_int_eq(3, 3);
@@ -124,6 +131,10 @@ static Suite *odd_suite(void)
     tcase_add_checked_fixture(twice, NULL, failing_teardown);
     tcase_add_test(twice, fails_then_its_teardown);
     suite_add_tcase(s, twice);
+    TCase *huge = tcase_create("Huge");
+    tcase_set_timeout(huge, 5e6);
+    tcase_add_test(huge, huge_timeout);
+    suite_add_tcase(s, huge);
     TCase *many = tcase_create("Many");
     for (int i = 0; i < MANY; i++)
         tcase_add_test(many, repeated);
