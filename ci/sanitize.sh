@@ -22,10 +22,10 @@ scope=${2:-all}
 case $kind:$scope in
   address,undefined:all)
     dir=build-asan
-    tests=(-LE 'soak|bazel') ;;
+    tests=(-LE 'soak|^bazel$') ;;
   address,undefined:fast)
     dir=build-asan
-    tests=(-LE 'soak|fault_sweep|bazel') ;;
+    tests=(-LE 'soak|fault_sweep|^bazel$') ;;
   thread:all)
     dir=build-tsan
     tests=(-L runtime -R '^test_(dispatch|control|error_propagation|startup_readiness)\.') ;;
