@@ -31,12 +31,17 @@ check "a background process is named and killed" 1 "$st" "$out" \
   "no_leftovers: process [0-9]+ outlived bash: sleep; cmd: $mark 60"
 if pgrep -f "$mark" >/dev/null; then echo "FAIL: $mark still runs"; fail=1; fi
 
-out=$(python3 "$tool" bash -c "true 2> >(exec -a $mark-psub sleep 60)" 2>&1); st=$?
+# Here too the script ends only once the reader has exec'd ($! is the pid
+# of the last process substitution).
+out=$(python3 "$tool" bash -c "true 2> >(exec -a $mark-psub sleep 60)
+  until [ \"\$(cat /proc/\$!/comm 2>/dev/null)\" = sleep ]; do :; done" 2>&1); st=$?
 check "a process substitution's reader outliving the script" 1 "$st" "$out" \
   "outlived bash: .*$mark-psub"
 if pgrep -f "$mark" >/dev/null; then echo "FAIL: $mark-psub still runs"; fail=1; fi
 
-out=$(python3 "$tool" bash -c '(sleep 0.05 &); sleep 0.3' 2>&1); st=$?
+# The orphan holds the command substitution's pipe: the script reads to
+# EOF, so it returns only after the orphan has exited, with no timing.
+out=$(python3 "$tool" bash -c 'x=$( (true &) ); exit 0' 2>&1); st=$?
 check "an orphan that ended in time is no offence" 0 "$st" "$out" '^$'
 
 cd "$root" || exit 1
