@@ -697,6 +697,37 @@ static void stuck_midinit_subtree_killpg_reaps_grandchild(void **state)
     worker_gates_free(s.g);
 }
 
+/* The rollback's reap of the orphaned group ends at its deadline with the
+   grandchild not yet reaped (the group's SIGKILL went out at the deadline:
+   a root delayed past it after its kill, as a loaded machine delays it).
+   The group stays recorded, so the close that follows reaps the
+   grandchild and converges; it used to be forgotten, left to the
+   fixture as a zombie or, still dying, an escapee (seen under CPU hogs:
+   test_seed_load's wk-sub-0 in state D at case end). */
+static void
+orphan_group_left_at_rollback_deadline_is_reaped_by_close(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    struct spy s = { 0 };
+    pthread_t th;
+
+    assert_int_equal(worker_gates_new(&s.g), 0);
+    o.gates = s.g;
+    o.startup_timeout_s = 0.3;
+    o.rollback_timeout_s = 0.3;
+    o.faults = "root:rollback_begin=gate_wait(0);"
+               "root:rollback_after_kill=delay(400)";
+    assert_int_equal(pthread_create(&th, NULL, spy_grandchildren, &s), 0);
+    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub}:fork_grandchild}", &o);
+    pthread_join(th, NULL);
+    assert_int_equal(rc, -ETIMEDOUT);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_gone(s.grandchildren[0]);
+    worker_gates_free(s.g);
+}
+
 /* ---- TestApiLinearizationDuringInit ---- */
 
 struct during_init {
@@ -1595,6 +1626,8 @@ int main(void)
         mpfw_unit_test(init_then_close_without_run, 5000),
         mpfw_unit_test(l4_l3_sub_subtree_ready_after_init_no_run, 5000),
         mpfw_unit_test(stuck_midinit_subtree_killpg_reaps_grandchild, 5000),
+        mpfw_unit_test(
+            orphan_group_left_at_rollback_deadline_is_reaped_by_close, 5000),
         mpfw_unit_test(run_does_not_start_hierarchy, 5000),
         mpfw_unit_test(register_rejected_during_initializing, 5000),
         mpfw_unit_test(run_blocks_during_initializing_then_completes, 5000),

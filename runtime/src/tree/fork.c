@@ -199,7 +199,8 @@ int worker__start(worker *w)
        rollback is reported. */
     if ((rc = alloc_children(w)))
         goto fail;
-    w->n_orphan_groups = 0;
+    /* Orphaned groups an earlier epoch could not reap stay recorded: the
+       next rollback or close reaps them. */
     worker__child_signals_to_reset(&w->child_sig_reset);
     if ((rc = fork_group(w, WORKER_CHILD_SUB, w->opt.num_subs)) ||
         (rc = fork_group(w, WORKER_CHILD_CHIP, w->opt.num_chips)) ||

@@ -96,6 +96,10 @@ void worker__tree_journal_inventory(worker *w, const char *what)
                                 worker_child_kind_name(c->kind), c->index,
                                 (int)c->pid);
     }
+    for (size_t g = 0; g < w->n_orphan_groups && off < sizeof(buf) - 40; g++)
+        off += (size_t)snprintf(buf + off, sizeof(buf) - off,
+                                "%sprocess group %d (a member still alive)",
+                                off ? ", " : "", (int)w->orphan_groups[g]);
     worker__set_error(w,
                       "%s left resources un-reclaimed (journaled for the next "
                       "close): %s",

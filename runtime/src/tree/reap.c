@@ -117,49 +117,61 @@ static pid_t find_child_in_group(pid_t pgid)
     return 0;
 }
 
-/* Reap members of the recorded groups that were re-parented to us. */
+/* Reap the members of group pgid that were re-parented to us, SIGKILLing
+   the group again while one lives. True when none of ours is left in it;
+   false when one still lived at the deadline (a SIGKILLed process can take
+   seconds to die on a loaded machine) or could not be waited for. */
+static bool reap_group(pid_t pgid, int64_t deadline)
+{
+    for (;;) {
+        siginfo_t si;
+
+        memset(&si, 0, sizeof(si));
+        if (waitid(P_PGID, (id_t)pgid, &si, WEXITED | WNOHANG) < 0) {
+            if (errno == EINTR)
+                continue;
+            return true; /* ECHILD: no child of ours left in that group */
+        }
+        if (si.si_pid)
+            continue;
+        pid_t member = find_child_in_group(pgid);
+        if (!member)
+            return true;
+        if (worker__now_ns() >= deadline)
+            return false;
+        killpg(pgid, SIGKILL); /* our child pins the group id */
+        if (worker__pidfd_missing()) {
+            /* No pidfds (valgrind): SIGKILLed, our child, it ends. */
+            while (waitid(P_PID, (id_t)member, &si, WEXITED) < 0 &&
+                   errno == EINTR)
+                ;
+            continue;
+        }
+        int fd = pidfd_open(member, 0);
+        if (fd < 0)
+            return false;
+        struct pollfd p = { fd, POLLIN, 0 };
+        int64_t left = deadline - worker__now_ns();
+        if (left > 0) {
+            struct timespec ts = { left / 1000000000, left % 1000000000 };
+            ppoll(&p, 1, &ts, NULL);
+        }
+        close(fd);
+    }
+}
+
+/* Reap the members of the recorded groups that were re-parented to us. A
+   group with a member still alive stays recorded: the next reap (the
+   close after a rollback) waits for it again, and a close does not
+   converge while it lives. */
 void worker__reap_orphans(worker *w, int64_t deadline)
 {
-    for (size_t g = 0; g < w->n_orphan_groups; g++) {
-        pid_t pgid = w->orphan_groups[g];
+    size_t kept = 0;
 
-        for (;;) {
-            siginfo_t si;
-
-            memset(&si, 0, sizeof(si));
-            if (waitid(P_PGID, (id_t)pgid, &si, WEXITED | WNOHANG) < 0) {
-                if (errno == EINTR)
-                    continue;
-                break; /* ECHILD: no child of ours left in that group */
-            }
-            if (si.si_pid)
-                continue;
-            if (worker__now_ns() >= deadline)
-                break;
-            pid_t member = find_child_in_group(pgid);
-            if (!member)
-                break;
-            killpg(pgid, SIGKILL); /* our child pins the group id */
-            if (worker__pidfd_missing()) {
-                /* No pidfds (valgrind): SIGKILLed, our child, it ends. */
-                while (waitid(P_PID, (id_t)member, &si, WEXITED) < 0 &&
-                       errno == EINTR)
-                    ;
-                continue;
-            }
-            int fd = pidfd_open(member, 0);
-            if (fd < 0)
-                break;
-            struct pollfd p = { fd, POLLIN, 0 };
-            int64_t left = deadline - worker__now_ns();
-            if (left > 0) {
-                struct timespec ts = { left / 1000000000, left % 1000000000 };
-                ppoll(&p, 1, &ts, NULL);
-            }
-            close(fd);
-        }
-    }
-    w->n_orphan_groups = 0;
+    for (size_t g = 0; g < w->n_orphan_groups; g++)
+        if (!reap_group(w->orphan_groups[g], deadline))
+            w->orphan_groups[kept++] = w->orphan_groups[g];
+    w->n_orphan_groups = kept;
 }
 
 void worker__send_kill(worker *w, struct worker__child *c)

@@ -107,7 +107,7 @@ int worker__teardown(worker *w, int64_t by_ns)
     w->n_children = 0;
     worker__tree_drive_journal(w);
     worker__tree_sweep_namespace(w);
-    if (w->n_journal) {
+    if (w->n_journal || w->n_orphan_groups) {
         worker__tree_journal_inventory(w, "close");
         return -ETIMEDOUT;
     }
