@@ -127,7 +127,7 @@ Name: mpfixture-check
 Description: every test of a Check SRunner guarded (mpf_srunner_run_all)
 Version: ${PROJECT_VERSION}
 Requires: mpfixture = ${PROJECT_VERSION}, check
-Libs: -L\${libdir} -lmpfixture_check -Wl,--wrap=tcase_create,--wrap=tcase_set_timeout,--wrap=_tcase_add_test,--wrap=tcase_fn_start,--wrap=_ck_assert_failed -lm
+Libs: -L\${libdir} -lmpfixture_check -Wl,--wrap=tcase_create,--wrap=tcase_set_timeout,--wrap=_tcase_add_test,--wrap=log_test_start,--wrap=tcase_fn_start,--wrap=_ck_assert_failed -lm
 Cflags: -I\${includedir}
 ")
 set(_mpf_pcs mpfixture mpfixture-worker mpfixture-fakechips mpfixture-fake-chips)

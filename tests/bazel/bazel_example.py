@@ -10,6 +10,10 @@ beside it, and runs, with --config=offline and 4 shards:
      shards' test.xml every one of the 8 cases is there exactly once, and
      the leaking one has <failure type="shm_leak">;
   2. bazel test //... --test_filter=pipes: passes; one case in all.
+The Check suite (tests/guarded_check_test, fork mode, 6 tests) in the same
+runs: with the leak, each of its tests in exactly one shard's test.xml,
+check_leaks_shm_when_asked as <failure type="shm_leak">; the filter
+selects none of them, its shards pass with no test.
 docs/ci-recipes.md (Bazel) shows these commands. Its server and everything
 it wrote are removed at the end. Without bazel: exit status 77 (ctest's
 SKIP_RETURN_CODE), saying so."""
@@ -24,6 +28,10 @@ import xml.etree.ElementTree as ET
 CASES = ["adds", "compares", "forks_and_waits", "shm_made_and_removed",
          "leaks_shm_when_asked", "pipes", "allocates", "counts"]
 TARGET = "tests/guarded_cmocka_test"
+CHECK_TESTS = ["check_adds", "check_forks_and_waits",
+               "check_shm_made_and_removed", "check_leaks_shm_when_asked",
+               "check_pipes", "check_counts"]
+CHECK_TARGET = "tests/guarded_check_test"
 
 
 def fail(why):
@@ -31,9 +39,9 @@ def fail(why):
     sys.exit(1)
 
 
-def shard_cases(ws):
+def shard_cases(ws, target=TARGET):
     """[(shard, name, failure type or None, message)] over the shards."""
-    logs = os.path.join(ws, "bazel-testlogs", TARGET)
+    logs = os.path.join(ws, "bazel-testlogs", target)
     out = []
     xmls = sorted(glob.glob(os.path.join(logs, "shard_*_of_4", "test.xml")))
     if len(xmls) != 4:
@@ -46,6 +54,29 @@ def shard_cases(ws):
                         None if bad is None else bad.get("type"),
                         None if bad is None else bad.get("message")))
     return out, xmls
+
+
+def check_target_sharded(ws):
+    """The Check suite's shards after the run with the leak: each test in
+    exactly one, the leaking one failed with its kind, the others passed."""
+    cases, xmls = shard_cases(ws, CHECK_TARGET)
+    ran = sorted(name for _, name, _, _ in cases)
+    if ran != sorted(CHECK_TESTS):
+        fail("the Check suite's shards ran %s, expected each of %s once" %
+             (ran, CHECK_TESTS))
+    leak = [c for c in cases if c[1] == "check_leaks_shm_when_asked"][0]
+    if leak[2] != "shm_leak" or "shm_leak" not in leak[3]:
+        fail("the leaking Check test in its shard's XML: %s" % (leak,))
+    others = [c for c in cases if c[2] and c[1] != leak[1]]
+    if others:
+        fail("other Check tests failed: %s" % others)
+    print("the Check suite (fork mode), each test in exactly one shard:")
+    for shard, name, kind, _ in cases:
+        print("  %s %s%s" % (shard, name, " FAILED " + kind if kind else ""))
+    text = open([x for x in xmls if leak[0] in x][0]).read()
+    start = text.index('<testcase name="check_leaks_shm_when_asked"')
+    print("XML excerpt (%s/test.xml):" % leak[0])
+    print("\n".join(text[start:].splitlines()[:4]))
 
 
 def main():
@@ -105,6 +136,8 @@ def main():
         print("XML excerpt (%s/test.xml):" % leak[0])
         print("\n".join(text[start:].splitlines()[:4]))
 
+        check_target_sharded(ws)
+
         cmd = startup + common + ["--test_filter=pipes"]
         print("$ bazel " + " ".join(cmd[3:]))
         p = subprocess.run(cmd, cwd=ws, env=env, stdout=subprocess.PIPE,
@@ -117,6 +150,10 @@ def main():
             fail("--test_filter=pipes ran %s" % cases)
         print("exit status 0; --test_filter=pipes ran one case: %s" %
               cases[0][0])
+        if shard_cases(ws, CHECK_TARGET)[0]:
+            fail("--test_filter=pipes ran Check tests: %s" %
+                 shard_cases(ws, CHECK_TARGET)[0])
+        print("the Check suite's 4 shards passed with no test selected")
     finally:
         subprocess.run(startup + ["shutdown"], cwd=ws if os.path.isdir(ws)
                        else tmp, stdout=subprocess.DEVNULL,
