@@ -189,10 +189,9 @@ endif()
 # The Criterion adapter (where Criterion was found): the static library in
 # an export set of its own, which the package loads only when it finds
 # Criterion itself (mpfixtureConfig.cmake); its header; the CMake module
-# of mpf_add_criterion_test() and its discovery script; pkg-config
-# mpfixture-criterion.
+# of mpf_add_criterion_test() (its discovery is MpfDiscover.cmake's);
+# pkg-config mpfixture-criterion.
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/MpfixtureCriterion.cmake
-    ${PROJECT_SOURCE_DIR}/cmake/MpfCriterionDiscover.cmake
   DESTINATION ${MPF_CMAKE_DIR})
 if(TARGET mpfixture_criterion)
   install(TARGETS mpfixture_criterion EXPORT mpfixtureCriterionTargets

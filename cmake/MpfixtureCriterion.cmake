@@ -12,7 +12,7 @@
 # named <target>.<suite>.<name>, which runs `<target> --filter=<suite>/<name>`:
 # -R, -j, --repeat, labels and sharding come from ctest itself. The tests
 # are listed after each build of it by `<target> --list`
-# (MpfCriterionDiscover.cmake). A test listed in EXPECT_OUTPUT passes when
+# (MpfDiscover.cmake, through MpfixtureTests.cmake's registration). A test listed in EXPECT_OUTPUT passes when
 # its output matches the regex, whatever its exit code (a must-fail test);
 # it also gets the label must_fail. TIMEOUT defaults to
 # MPF_CTEST_TIMEOUT_FACTOR * (10 s budget + 2 s grace) + 30 s.
@@ -20,7 +20,9 @@
 # Works in this tree and after find_package(mpfixture) when the package
 # has mpfixture::criterion (built where Criterion was found).
 include_guard(GLOBAL)
-set(MPF_CTEST_TIMEOUT_FACTOR 3 CACHE STRING "ctest TIMEOUT = factor * (budget + grace) * repeats + 30 s")
+# The registration shared with mpf_add_cmocka_test() (_mpf_register_cases),
+# and MPF_CTEST_TIMEOUT_FACTOR.
+include(${CMAKE_CURRENT_LIST_DIR}/MpfixtureTests.cmake)
 
 function(mpf_add_criterion_test target)
   cmake_parse_arguments(A "RUN_SERIAL" "TIMEOUT"
@@ -37,37 +39,6 @@ function(mpf_add_criterion_test target)
   endif()
   add_executable(${target} ${A_SOURCES})
   target_link_libraries(${target} PRIVATE mpfixture::criterion ${A_LINK_LIBRARIES})
-
-  set(params ${CMAKE_CURRENT_BINARY_DIR}/${target}_criterion_params.cmake)
-  set(tests ${CMAKE_CURRENT_BINARY_DIR}/${target}_criterion_tests.cmake)
-  set(include ${CMAKE_CURRENT_BINARY_DIR}/${target}_criterion_include.cmake)
-  string(CONCAT content
-    "set(MPF_LABELS [==[${A_LABELS}]==])\n"
-    "set(MPF_ENVIRONMENT [==[${A_ENVIRONMENT}]==])\n"
-    "set(MPF_TIMEOUT [==[${A_TIMEOUT}]==])\n"
-    "set(MPF_RUN_SERIAL [==[${A_RUN_SERIAL}]==])\n"
-    "set(MPF_EXPECT_OUTPUT [==[${A_EXPECT_OUTPUT}]==])\n"
-    "set(MPF_WORKDIR \"${CMAKE_CURRENT_BINARY_DIR}\")\n")
-  set(old "")
-  if(EXISTS ${params})
-    file(READ ${params} old)
-  endif()
-  if(NOT old STREQUAL content)
-    file(WRITE ${params} "${content}")
-  endif()
-  file(WRITE ${include}
-    "if(EXISTS \"${tests}\")\n"
-    "  include(\"${tests}\")\n"
-    "else()\n"
-    "  add_test(${target}_NOT_BUILT ${target}_NOT_BUILT)\n"
-    "endif()\n")
-  set(script ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/MpfCriterionDiscover.cmake)
-  add_custom_command(OUTPUT ${tests}
-    COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:${target}> -DSTEM=${target}
-            -DPARAMS=${params} -DOUT=${tests} -P ${script}
-    DEPENDS ${target} ${params} ${script}
-    COMMENT "Listing the tests of ${target}"
-    VERBATIM)
-  add_custom_target(${target}_tests ALL DEPENDS ${tests})
-  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include})
+  _mpf_register_cases(${target} "" "${A_LABELS}" "${A_ENVIRONMENT}"
+                      "${A_TIMEOUT}" "${A_RUN_SERIAL}" "" "${A_EXPECT_OUTPUT}" criterion)
 endfunction()

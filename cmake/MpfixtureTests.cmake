@@ -80,27 +80,33 @@ function(_mpf_keep_shm_environment out fn environment)
 endfunction()
 
 function(mpf_add_cmocka_test target)
-  cmake_parse_arguments(A "RUN_SERIAL" "TIMEOUT"
-                        "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;BUDGETS;KEEP_SHM;EXPECT_OUTPUT" ${ARGN})
-  if(NOT A_SOURCES)
-    message(FATAL_ERROR "mpf_add_cmocka_test(${target}): SOURCES is required")
-  endif()
   if(NOT TARGET mpfixture::mpfixture)
     message(FATAL_ERROR "mpf_add_cmocka_test(${target}): no target mpfixture::mpfixture; "
                         "find_package(mpfixture) or add mpfixture's source first")
+  endif()
+  _mpf_add_listed_test(${target} mpf_add_cmocka_test mpfixture::mpfixture cmocka ${ARGN})
+  _mpf_link_first(${target})
+endfunction()
+
+# The binary of mpf_add_cmocka_test() or mpf_add_check_test() (`fn`), linked
+# with `first`, its LINK_LIBRARIES and `last`, and its cases registered.
+function(_mpf_add_listed_test target fn first last)
+  cmake_parse_arguments(A "RUN_SERIAL" "TIMEOUT"
+                        "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;BUDGETS;KEEP_SHM;EXPECT_OUTPUT" ${ARGN})
+  if(NOT A_SOURCES)
+    message(FATAL_ERROR "${fn}(${target}): SOURCES is required")
   endif()
   if(A_BUDGETS)
     string(REPLACE ";" ":" budgets "${A_BUDGETS}")
     list(APPEND A_ENVIRONMENT "MPF_BUDGETS=${budgets}")
   endif()
   add_executable(${target} ${A_SOURCES})
-  target_link_libraries(${target} PRIVATE mpfixture::mpfixture ${A_LINK_LIBRARIES} cmocka)
-  _mpf_link_first(${target})
-  _mpf_keep_shm_environment(A_ENVIRONMENT "mpf_add_cmocka_test(${target})"
+  target_link_libraries(${target} PRIVATE ${first} ${A_LINK_LIBRARIES} ${last})
+  _mpf_keep_shm_environment(A_ENVIRONMENT "${fn}(${target})"
                             "${A_ENVIRONMENT}" ${A_KEEP_SHM})
   set_target_properties(${target} PROPERTIES MPF_KEEP_SHM "${A_KEEP_SHM}")
   _mpf_register_cases(${target} "" "${A_LABELS}" "${A_ENVIRONMENT}"
-                      "${A_TIMEOUT}" "${A_RUN_SERIAL}" "" "${A_EXPECT_OUTPUT}")
+                      "${A_TIMEOUT}" "${A_RUN_SERIAL}" "" "${A_EXPECT_OUTPUT}" cases)
 endfunction()
 
 # libmpfixture must come before libcmocka in the program's search order
@@ -136,13 +142,14 @@ function(mpf_add_cmocka_variant target)
   _mpf_keep_shm_environment(A_ENVIRONMENT "mpf_add_cmocka_variant(${target})"
                             "${A_ENVIRONMENT}" ${keep} ${A_KEEP_SHM})
   _mpf_register_cases(${target} "${A_SUFFIX}" "${A_LABELS}" "${A_ENVIRONMENT}"
-                      "${A_TIMEOUT}" "${A_RUN_SERIAL}" "${A_CASES}" "")
+                      "${A_TIMEOUT}" "${A_RUN_SERIAL}" "${A_CASES}" "" cases)
 endfunction()
 
 # Writes the registration's parameters, and a build step that lists the
-# cases and writes the ctest include (MpfDiscover.cmake).
+# cases and writes the ctest include (MpfDiscover.cmake; `listing` is the
+# form of `<target> --list`: "cases" or "criterion").
 function(_mpf_register_cases target suffix labels environment timeout
-         run_serial cases expect_output)
+         run_serial cases expect_output listing)
   # Next to this file, wherever it was found (source tree or install).
   set(_MPF_DISCOVER_SCRIPT ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/MpfDiscover.cmake)
   set(tag ${target})
@@ -161,6 +168,7 @@ function(_mpf_register_cases target suffix labels environment timeout
   set(tests ${CMAKE_CURRENT_BINARY_DIR}/${tag}_tests.cmake)
   set(include ${CMAKE_CURRENT_BINARY_DIR}/${tag}_include.cmake)
   string(CONCAT content
+    "set(MPF_LISTING [==[${listing}]==])\n"
     "set(MPF_SUFFIX [==[${suffix}]==])\n"
     "set(MPF_LABELS [==[${labels}]==])\n"
     "set(MPF_ENVIRONMENT [==[${environment}]==])\n"
@@ -211,21 +219,9 @@ include(${CMAKE_CURRENT_LIST_DIR}/MpfixtureCriterion.cmake)
 # (MPF_CASE) in Check's fork mode unless ENVIRONMENT says CK_FORK=no.
 # mpf_add_cmocka_variant() registers its tests once more, the same way.
 function(mpf_add_check_test target)
-  cmake_parse_arguments(A "RUN_SERIAL" "TIMEOUT"
-                        "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;BUDGETS;KEEP_SHM;EXPECT_OUTPUT" ${ARGN})
-  if(NOT A_SOURCES OR NOT TARGET mpfixture::check)
-    message(FATAL_ERROR "mpf_add_check_test(${target}): needs SOURCES and the "
-                        "target mpfixture::check (mpfixture built with Check)")
+  if(NOT TARGET mpfixture::check)
+    message(FATAL_ERROR "mpf_add_check_test(${target}): no target mpfixture::check "
+                        "(mpfixture built with Check)")
   endif()
-  if(A_BUDGETS)
-    string(REPLACE ";" ":" budgets "${A_BUDGETS}")
-    list(APPEND A_ENVIRONMENT "MPF_BUDGETS=${budgets}")
-  endif()
-  add_executable(${target} ${A_SOURCES})
-  target_link_libraries(${target} PRIVATE mpfixture::check ${A_LINK_LIBRARIES})
-  _mpf_keep_shm_environment(A_ENVIRONMENT "mpf_add_check_test(${target})"
-                            "${A_ENVIRONMENT}" ${A_KEEP_SHM})
-  set_target_properties(${target} PROPERTIES MPF_KEEP_SHM "${A_KEEP_SHM}")
-  _mpf_register_cases(${target} "" "${A_LABELS}" "${A_ENVIRONMENT}"
-                      "${A_TIMEOUT}" "${A_RUN_SERIAL}" "" "${A_EXPECT_OUTPUT}")
+  _mpf_add_listed_test(${target} mpf_add_check_test mpfixture::check "" ${ARGN})
 endfunction()

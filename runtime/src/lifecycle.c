@@ -33,19 +33,29 @@
 
 /* ---- construction ---- */
 
-static void copy_scripts(worker_script *dst, char (*msgs)[WORKER_ERROR_MAX],
+/* The scripts of n children (WORKER_SCRIPT_INIT each if src is NULL)
+   copied into *dst, their texts into *msgs; nothing for none. False if
+   out of memory (what was allocated is the handle's, freed with it). */
+static bool copy_scripts(worker_script **dst, char (**msgs)[WORKER_ERROR_MAX],
                          const worker_script *src, unsigned n)
 {
+    if (!n)
+        return true;
+    *dst = calloc(n, sizeof(**dst));
+    *msgs = calloc(n, sizeof(**msgs));
+    if (!*dst || !*msgs)
+        return false;
     for (unsigned i = 0; i < n; i++) {
         worker_script s = WORKER_SCRIPT_INIT;
         if (src)
             s = src[i];
         if (s.msg) {
-            snprintf(msgs[i], WORKER_ERROR_MAX, "%s", s.msg);
-            s.msg = msgs[i];
+            snprintf((*msgs)[i], WORKER_ERROR_MAX, "%s", s.msg);
+            s.msg = (*msgs)[i];
         }
-        dst[i] = s;
+        (*dst)[i] = s;
     }
+    return true;
 }
 
 WORKER__EXPORT int worker_new(worker **ret, const worker_options *opt)
@@ -73,22 +83,11 @@ WORKER__EXPORT int worker_new(worker **ret, const worker_options *opt)
     if (worker__dispatch_init(w))
         goto nomem;
     atomic_init(&w->state, WORKER_NEW);
-    if (opt->num_subs) {
-        w->sub_scripts = calloc(opt->num_subs, sizeof(*w->sub_scripts));
-        w->sub_msgs = calloc(opt->num_subs, sizeof(*w->sub_msgs));
-        if (!w->sub_scripts || !w->sub_msgs)
-            goto nomem;
-        copy_scripts(w->sub_scripts, w->sub_msgs, opt->sub_scripts,
-                     opt->num_subs);
-    }
-    if (opt->num_chips) {
-        w->chip_scripts = calloc(opt->num_chips, sizeof(*w->chip_scripts));
-        w->chip_msgs = calloc(opt->num_chips, sizeof(*w->chip_msgs));
-        if (!w->chip_scripts || !w->chip_msgs)
-            goto nomem;
-        copy_scripts(w->chip_scripts, w->chip_msgs, opt->chip_scripts,
-                     opt->num_chips);
-    }
+    if (!copy_scripts(&w->sub_scripts, &w->sub_msgs, opt->sub_scripts,
+                      opt->num_subs) ||
+        !copy_scripts(&w->chip_scripts, &w->chip_msgs, opt->chip_scripts,
+                      opt->num_chips))
+        goto nomem;
     if (opt->self_script.msg) {
         snprintf(w->self_msg, sizeof(w->self_msg), "%s", opt->self_script.msg);
         w->opt.self_script.msg = w->self_msg;

@@ -7,15 +7,45 @@ A driver imports it with tests/adapters on sys.path:
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "adapters"))
     import adapter_run
 """
+import argparse
 import ctypes
 import json
 import os
+import re
 import signal
+import xml.etree.ElementTree as ET
 
 # The guard's kinds, and its name: a test whose text has none of these was
 # judged clean by the guard.
 KINDS = r"shm_leak|survivor|escapee|zombie|escaped_fork|fd_leak|budget|mpfixture"
 PR_SET_CHILD_SUBREAPER = 36
+
+
+def arguments():
+    """The options every driver takes (its own are added to them): the
+    binary, --expect, --xml-has, --audit and --env, each but the binary
+    repeatable."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    for option in ("--expect", "--xml-has", "--audit", "--env"):
+        ap.add_argument(option, action="append", default=[])
+    return ap
+
+
+def blocks(output, started, ended):
+    """Test name -> (verdict, the text printed while it ran), from a
+    framework's output: `started` matches a test's first line (group 1: its
+    name), ended(name) is the regex of its verdict line (group 1: the
+    verdict); a test without one has the verdict NONE."""
+    out = {}
+    for m in re.finditer(started, output, re.M):
+        name = m.group(1)
+        e = re.compile(ended(name), re.M).search(output, m.end())
+        if not e:
+            out[name] = ("NONE", output[m.end():])
+            continue
+        out[name] = (e.group(1), output[m.end():e.start()])
+    return out
 
 
 def become_subreaper(driver):
@@ -71,3 +101,89 @@ def check_audit(audit_path, specs, problems):
             problems.append(f"audit: {name} has test={d.get('test')} "
                             f"verdict={d.get('verdict')}, expected "
                             f"test={outcome} verdict={verdict}")
+
+
+def check_expect(seen, specs, framework, fails, problems, flags=0):
+    """Each spec 'name=VERDICT[:regex@@regex...]': seen (name -> (verdict,
+    text), from the framework's output) has the verdict for the test, and
+    each regex matches its text. Returns whether any expected verdict is a
+    failure (fails(VERDICT)); what does not hold is appended to problems."""
+    any_failed = False
+    for spec in specs:
+        name, _, rest = spec.partition("=")
+        verdict, _, regexes = rest.partition(":")
+        got, text = seen.get(name, ("MISSING", ""))
+        any_failed |= fails(verdict)
+        if got != verdict:
+            problems.append(f"{name}: {framework} said {got}, expected "
+                            f"{verdict}")
+        for rx in filter(None, regexes.split("@@")):
+            if not re.search(rx, text, flags):
+                problems.append(f"{name}: its output lacks /{rx}/")
+    return any_failed
+
+
+def check_clean(seen, names, problems):
+    """Each test of names ran, and its text names none of the guard's kinds
+    (its failure, if any, is its own)."""
+    for name in names:
+        got, text = seen.get(name, ("MISSING", ""))
+        m = re.search(KINDS, text)
+        if got == "MISSING" or m:
+            problems.append(f"{name}: expected none of the guard's words, "
+                            f"found {m.group(0) if m else 'no test'}")
+
+
+def check_exit_status(status, any_failed, problems):
+    """The binary's exit status says failure iff a test failed."""
+    if (status != 0) != any_failed:
+        problems.append(f"exit status {status}, expected "
+                        f"{'non-zero' if any_failed else '0'}")
+
+
+def check_nothing_left(problems):
+    """No process of the run is left (leftover_children)."""
+    left = leftover_children()
+    if left:
+        problems.append("processes left behind: " + "; ".join(left))
+
+
+def check_xml_failures(xml_path, specs, framework, split, failures,
+                       problems):
+    """Each spec, split(spec) -> (test name, regex): the framework's XML
+    report holds a failure of the test whose text matches the regex
+    (failures(root, name): the texts of the test's failures). The report
+    is removed."""
+    root = None
+    if specs:
+        try:
+            root = ET.parse(xml_path).getroot()
+        except (OSError, ET.ParseError) as e:
+            problems.append(f"no XML from {framework}: {e}")
+    for spec in specs:
+        name, rx = split(spec)
+        texts = failures(root, name) if root is not None else []
+        if not any(re.search(rx, t) for t in texts):
+            problems.append(f"XML: no failure of {name} matching /{rx}/")
+    if os.path.exists(xml_path):
+        os.unlink(xml_path)
+
+
+def check_shm_gone(names, pid, problems):
+    """No /dev/shm name of names ({pid}: the binary's pid) is left; one
+    that is, is removed."""
+    for name in names:
+        shm = name.format(pid=pid)
+        if os.path.exists("/dev/shm/" + shm):
+            os.unlink("/dev/shm/" + shm)
+            problems.append(f"/dev/shm/{shm} left behind")
+
+
+def verdict(driver, problems):
+    """Prints each problem, or PASS; the driver's exit status."""
+    for p in problems:
+        print(f"{driver}: FAIL: {p}")
+    if problems:
+        return 1
+    print(f"{driver}: PASS")
+    return 0

@@ -22,52 +22,18 @@
 After the run: no process of the run is left (this script is the run's
 child subreaper), and no /dev/shm object the suite plants.
 """
-import argparse
-import ctypes
-import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ET
 
-PR_SET_CHILD_SUBREAPER = 36
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "adapters"))
+import adapter_run  # noqa: E402
+
 RESULT = re.compile(r"^[^\n:]+:\d+:([PFES]):(\w+):(\w+):\d+: ", re.M)
 SUMMARY = re.compile(r"^\d+%: Checks: ", re.M)
-
-
-def fail(why):
-    print(f"check_check_run: FAIL: {why}")
-    sys.exit(1)
-
-
-def become_subreaper():
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        fail("prctl(PR_SET_CHILD_SUBREAPER) failed")
-
-
-def reap_leftovers():
-    """The run's processes re-parented here; killed and reaped (they are
-    this run's), and returned for the verdict."""
-    left = []
-    for tid in os.listdir("/proc/self/task"):
-        with open(f"/proc/self/task/{tid}/children") as f:
-            for pid in map(int, f.read().split()):
-                try:
-                    with open(f"/proc/{pid}/comm") as c:
-                        left.append(f"{pid} {c.read().strip()}")
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    left.append(str(pid))
-    while True:
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
-    return left
 
 
 def results(stdout):
@@ -83,19 +49,27 @@ def results(stdout):
     return found
 
 
+def xml_failures(root, name):
+    """The messages of the test's failures in Check's XML log."""
+    texts = []
+    for t in root.iter():
+        if t.tag.endswith("test") and t.get("result") == "failure":
+            tid = next((c.text for c in t if c.tag.endswith("id")), "")
+            if tid == name:
+                texts += [c.text or "" for c in t
+                          if c.tag.endswith("message")]
+    return texts
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("binary")
+    ap = adapter_run.arguments()
     ap.add_argument("--mode", choices=["fork", "nofork"], required=True)
     ap.add_argument("--tcase")
-    ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--case")
-    ap.add_argument("--expect", action="append", default=[])
-    ap.add_argument("--xml-has", action="append", default=[])
-    ap.add_argument("--audit", action="append", default=[])
     ap.add_argument("--stderr-has", action="append", default=[])
     a = ap.parse_args()
-    become_subreaper()
+    adapter_run.become_subreaper("check_check_run")
+    problems = []
     with tempfile.TemporaryDirectory(prefix="mpf_check_run.") as tmp:
         xml_path = os.path.join(tmp, "check.xml")
         audit_path = os.path.join(tmp, "audit.jsonl")
@@ -117,57 +91,21 @@ def main():
         run = subprocess.run([a.binary], env=env, capture_output=True,
                              text=True, timeout=100, check=False,
                              start_new_session=True)
-        left = reap_leftovers()
+        adapter_run.check_nothing_left(problems)
         print(run.stdout)
         print(run.stderr, file=sys.stderr)
-        found = results(run.stdout)
-        failed_any = False
-        for item in a.expect:
-            name, _, want = item.partition("=")
-            letter, _, regexes = want.partition(":")
-            if name not in found:
-                fail(f"{name}: no result line of Check")
-            got, message = found[name]
-            failed_any |= got != "P"
-            if got != letter:
-                fail(f"{name}: Check says {got}, expected {letter}: {message}")
-            for rx in filter(None, regexes.split("@@")):
-                if not re.search(rx, message, re.M):
-                    fail(f"{name}: /{rx}/ not in Check's message:\n{message}")
-        if failed_any != (run.returncode != 0):
-            fail(f"exit status {run.returncode} with failures={failed_any}")
+        # A test fails unless Check says P (F, or S: a checked fixture).
+        any_failed = adapter_run.check_expect(
+            results(run.stdout), a.expect, "Check", lambda v: v != "P",
+            problems, re.M)
+        adapter_run.check_exit_status(run.returncode, any_failed, problems)
         for rx in a.stderr_has:
             if not re.search(rx, run.stderr, re.M):
-                fail(f"/{rx}/ not on the run's stderr")
-        if a.xml_has:
-            root = ET.parse(xml_path).getroot()
-            tests = {}
-            for t in root.iter():
-                if t.tag.endswith("test"):
-                    tid = next((c.text for c in t if c.tag.endswith("id")), "")
-                    msg = next((c.text or "" for c in t
-                                if c.tag.endswith("message")), "")
-                    tests[tid] = (t.get("result"), msg)
-            for item in a.xml_has:
-                name, _, rx = item.partition(":")
-                result, msg = tests.get(name, (None, ""))
-                if result != "failure" or not re.search(rx, msg):
-                    fail(f"XML of {name}: {result} {msg!r} lacks /{rx}/")
-        if a.audit:
-            lines = {}
-            with open(audit_path) as f:
-                for line in f:
-                    j = json.loads(line)
-                    lines[j["case"]] = j
-            for item in a.audit:
-                name, _, want = item.partition("=")
-                outcome, _, verdict = want.partition(",")
-                j = lines.get(name)
-                if not j or j.get("test") != outcome or \
-                        j.get("verdict") != verdict:
-                    fail(f"audit of {name}: {j}")
-        if left:
-            fail(f"processes left by the run: {left}")
+                problems.append(f"/{rx}/ not on the run's stderr")
+        adapter_run.check_xml_failures(
+            xml_path, a.xml_has, "Check",
+            lambda spec: spec.partition(":")[::2], xml_failures, problems)
+        adapter_run.check_audit(audit_path, a.audit, problems)
         planted = [n for n in os.listdir("/dev/shm")
                    if n.startswith("mpf_check_leak.")]
         # Another run's (ctest -j) while its planter lives; this run's are
@@ -175,9 +113,9 @@ def main():
         mine = [n for n in planted if not os.path.exists(
             f"/proc/{n.rsplit('.', 1)[1]}")]
         if mine:
-            fail(f"/dev/shm objects left: {mine}")
-    print("check_check_run: PASS")
+            problems.append(f"/dev/shm objects left: {mine}")
+    return adapter_run.verdict("check_check_run", problems)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -22,13 +22,11 @@ After the run: the binary's exit status says failure iff a test failed; no
 process of the run is left, Criterion's workers included (this script is
 the run's child subreaper), and the run's planted /dev/shm object is gone.
 """
-import argparse
 import os
 import re
 import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "adapters"))
@@ -36,22 +34,14 @@ import adapter_run  # noqa: E402
 
 def blocks(output):
     """Test name -> (verdict, the text printed while it ran)."""
-    out = {}
-    for m in re.finditer(r"^\[RUN \] (\S+)$", output, re.M):
-        name = m.group(1)
-        end = re.compile(r"^\[(PASS|FAIL|SKIP)\] " + re.escape(name) + r"\b",
-                         re.M)
-        e = end.search(output, m.end())
-        if not e:
-            out[name] = ("NONE", output[m.end():])
-            continue
-        out[name] = (e.group(1), output[m.end():e.start()])
-    return out
+    return adapter_run.blocks(
+        output, r"^\[RUN \] (\S+)$",
+        lambda name: r"^\[(PASS|FAIL|SKIP)\] " + re.escape(name) + r"\b")
 
 
-def xml_failures(path, name):
+def xml_failures(root, name):
+    """The texts of the failures of suite::name in Criterion's XML."""
     suite, _, test = name.partition("::")
-    root = ET.parse(path).getroot()
     texts = []
     for suite_el in root.iter("testsuite"):
         if suite_el.get("name") != suite:
@@ -63,15 +53,17 @@ def xml_failures(path, name):
     return texts
 
 
+def split_xml_spec(spec):
+    """"suite::name:regex": the name ends at the first ':' after "::"."""
+    suite, _, rest = spec.partition("::")
+    test, _, rx = rest.partition(":")
+    return suite + "::" + test, rx
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("binary")
+    ap = adapter_run.arguments()
     ap.add_argument("--filter", default="*/*")
-    ap.add_argument("--expect", action="append", default=[])
     ap.add_argument("--clean", action="append", default=[])
-    ap.add_argument("--xml-has", action="append", default=[])
-    ap.add_argument("--audit", action="append", default=[])
-    ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--arg", action="append", default=[])
     a = ap.parse_args()
 
@@ -91,60 +83,23 @@ def main():
     problems = []
 
     seen = blocks(output)
-    any_failed = False
-    for spec in a.expect:
-        name, _, rest = spec.partition("=")
-        verdict, _, regexes = rest.partition(":")
-        got, text = seen.get(name, ("MISSING", ""))
-        any_failed |= verdict == "FAIL"
-        if got != verdict:
-            problems.append(f"{name}: Criterion said {got}, expected {verdict}")
-        for rx in filter(None, regexes.split("@@")):
-            if not re.search(rx, text):
-                problems.append(f"{name}: its output lacks /{rx}/")
-    for name in a.clean:
-        got, text = seen.get(name, ("MISSING", ""))
-        m = re.search(adapter_run.KINDS, text)
-        if got == "MISSING" or m:
-            problems.append(f"{name}: expected none of the guard's words, "
-                            f"found {m.group(0) if m else 'no test'}")
-    if (status != 0) != any_failed:
-        problems.append(f"exit status {status}, expected "
-                        f"{'non-zero' if any_failed else '0'}")
+    any_failed = adapter_run.check_expect(seen, a.expect, "Criterion",
+                                          lambda v: v == "FAIL", problems)
+    adapter_run.check_clean(seen, a.clean, problems)
+    adapter_run.check_exit_status(status, any_failed, problems)
 
-    for spec in a.xml_has:
-        # "suite::name:regex": the name ends at the first ':' after "::".
-        suite, _, rest = spec.partition("::")
-        test, _, rx = rest.partition(":")
-        name = suite + "::" + test
-        try:
-            texts = xml_failures(xml_path, name)
-        except (OSError, ET.ParseError) as e:
-            texts = []
-            problems.append(f"no XML from Criterion: {e}")
-        if not any(re.search(rx, t) for t in texts):
-            problems.append(f"XML: no failure of {name} matching /{rx}/")
-    if os.path.exists(xml_path):
-        os.unlink(xml_path)
+    adapter_run.check_xml_failures(xml_path, a.xml_has, "Criterion",
+                                   split_xml_spec, xml_failures, problems)
 
     adapter_run.check_audit(audit_path, a.audit, problems)
     os.rmdir(tmp)
 
-    left = adapter_run.leftover_children()
-    if left:
-        problems.append("processes left behind: " + "; ".join(left))
-    for planted in ("leak", "kept"):
-        shm = f"mpf_criterion_{planted}.{proc.pid}"
-        if os.path.exists("/dev/shm/" + shm):
-            os.unlink("/dev/shm/" + shm)
-            problems.append(f"/dev/shm/{shm} left behind")
+    adapter_run.check_nothing_left(problems)
+    adapter_run.check_shm_gone(["mpf_criterion_leak.{pid}",
+                                "mpf_criterion_kept.{pid}"],
+                               proc.pid, problems)
 
-    for p in problems:
-        print("check_criterion_run: FAIL: " + p)
-    if problems:
-        return 1
-    print("check_criterion_run: PASS")
-    return 0
+    return adapter_run.verdict("check_criterion_run", problems)
 
 
 if __name__ == "__main__":
