@@ -71,3 +71,14 @@ def check_audit(audit_path, specs, problems):
             problems.append(f"audit: {name} has test={d.get('test')} "
                             f"verdict={d.get('verdict')}, expected "
                             f"test={outcome} verdict={verdict}")
+
+
+def verdict(driver, problems):
+    """One "<driver>: FAIL: ..." line a problem, or "<driver>: PASS";
+    the exit status of the driver."""
+    for p in problems:
+        print(f"{driver}: FAIL: {p}")
+    if problems:
+        return 1
+    print(f"{driver}: PASS")
+    return 0
