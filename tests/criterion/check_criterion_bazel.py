@@ -189,32 +189,41 @@ def check_filter(suite, tmp):
                         % (ran, sorted(testcases(xml)), want))
 
 
-def reap_the_dying(seconds):
-    """After the runner's kill, what it leaves dies on its own (the
-    worker by its parent-death signal, the worker's guard after it): each
-    process re-parented here is waited for through a pidfd, up to
-    `seconds` in all; one alive by then is what leftover_children names."""
-    children = []
+def children():
+    pids = []
     for tid in os.listdir("/proc/self/task"):
         with open("/proc/self/task/%s/children" % tid) as f:
-            children += [int(p) for p in f.read().split()]
-    poller = select.poll()
-    fds = {}
-    for pid in children:
-        try:
-            fd = os.pidfd_open(pid)
-        except OSError:
-            continue
-        fds[fd] = pid
-        poller.register(fd, select.POLLIN)
-    left = dict(fds)
+            pids += [int(p) for p in f.read().split()]
+    return pids
+
+
+def reap_the_dying(seconds):
+    """After the runner's kill, what it leaves dies on its own (the
+    worker by its parent-death signal, then what the worker's guard
+    started, re-parented here in turn): each process re-parented here is
+    waited for through a pidfd, up to `seconds` in all; one alive by then
+    is what leftover_children names."""
     deadline = time.monotonic() + seconds
-    while left and time.monotonic() < deadline:
-        for fd, _ in poller.poll(int((deadline - time.monotonic()) * 1000)):
-            poller.unregister(fd)
-            os.waitpid(left.pop(fd), 0)
-    for fd in fds:
-        os.close(fd)
+    while time.monotonic() < deadline:
+        pids = children()
+        if not pids:
+            return
+        poller = select.poll()
+        fds = {}
+        for pid in pids:
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:
+                continue
+            fds[fd] = pid
+            poller.register(fd, select.POLLIN)
+        # One exit at least (or the deadline), then look again: a death
+        # re-parents that process's children here.
+        ready = poller.poll(max(0, int((deadline - time.monotonic()) * 1000)))
+        for fd, _ in ready:
+            os.waitpid(fds[fd], 0)
+        for fd in fds:
+            os.close(fd)
 
 
 def check_premature(suite, tmp):
