@@ -165,6 +165,14 @@ def check_xml(suite, tmp):
                             % (name, got, tag, kind, rx))
     if p.returncode == 0:
         problems.append("the run exited 0 with failed tests")
+    # An XML that cannot be written fails the run (Bazel would otherwise
+    # take the exit status alone), its tests all passing.
+    p, ran = run(suite, [], XML_OUTPUT_FILE=os.path.join(tmp, "no", "t.xml"),
+                 TESTBRIDGE_TEST_ONLY="leaks/t1_clean_first")
+    if ran != ["leaks/t1_clean_first"] or p.returncode == 0 or \
+            "XML_OUTPUT_FILE='" not in p.stdout:
+        problems.append("an XML_OUTPUT_FILE that cannot be written: ran %s, "
+                        "exit status %d" % (ran, p.returncode))
     audit = os.path.join(outputs, "mpfixture-audit.jsonl")
     verdicts = {}
     if os.path.exists(audit):
