@@ -121,6 +121,95 @@ if ! grep -q "test_clean.adds_up" "$mc.log" || [ "${clean:-0}" != 0 ] || [ "${le
 fi
 echo "consumer: ctest -T memcheck: clean guarded case 0 defects, leaking case $leaky ($((SECONDS - start)) s)"
 
+# The Check and Criterion forms from the installed package, as the cmocka
+# form above: include(MpfixtureTests)'s mpf_add_check_test() and
+# mpf_add_criterion_test() register each test of a consumer's suite as its
+# own ctest test; a clean one passes, a leaking one fails by name (its
+# EXPECT_OUTPUT). Only where pkg-config finds Check or Criterion
+# (ci/bootstrap.sh installs both); skipped saying so otherwise.
+start=$SECONDS
+fw=$work/frameworks
+mkdir -p "$fw"
+have_check=0 have_criterion=0 want_fw=""
+pkg-config --exists check && have_check=1
+pkg-config --exists criterion && have_criterion=1
+cat >"$fw/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.20)
+project(frameworks C)
+find_package(mpfixture 0.2 REQUIRED)
+include(CTest)
+include(MpfixtureTests)
+if(WANT_CHECK)
+  mpf_add_check_test(check_pool SOURCES check_pool.c LABELS unit
+    EXPECT_OUTPUT leaves_shm "FAILED \\[shm_leak\\]")
+endif()
+if(WANT_CRITERION)
+  mpf_add_criterion_test(criterion_pool SOURCES criterion_pool.c LABELS unit
+    EXPECT_OUTPUT pool/leaves_child "FAILED \\[survivor\\]")
+endif()
+CMAKE
+cat >"$fw/check_pool.c" <<'C'
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <mpfixture/check.h>
+START_TEST(adds_up) { ck_assert_int_eq(2, 1 + 1); }
+END_TEST
+START_TEST(leaves_shm)
+{
+    int fd = shm_open("/mpf_consumer_check_leak", O_CREAT | O_RDWR, 0600);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+}
+END_TEST
+int main(void)
+{
+    Suite *s = suite_create("pool");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, adds_up);
+    tcase_add_test(tc, leaves_shm);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    int failed = mpf_srunner_run_all(sr, CK_ENV);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+C
+cat >"$fw/criterion_pool.c" <<'C'
+#include <signal.h>
+#include <unistd.h>
+#include <mpfixture/criterion.h>
+MPF_TEST(pool, adds_up) { cr_assert_eq(2, 1 + 1); }
+MPF_TEST(pool, leaves_child)
+{
+    if (fork() == 0)
+        for (;;)
+            pause();
+}
+C
+[ $have_check = 1 ] && want_fw="check_pool.adds_up
+check_pool.leaves_shm"
+[ $have_criterion = 1 ] && want_fw="$want_fw${want_fw:+
+}criterion_pool.pool.adds_up
+criterion_pool.pool.leaves_child"
+if [ -z "$want_fw" ]; then
+  echo "consumer: Check and Criterion forms: skipped (pkg-config finds neither check nor criterion)"
+else
+  { cmake -S "$fw" -B "$fw/build" -DCMAKE_PREFIX_PATH="$prefix" \
+      -DWANT_CHECK=$have_check -DWANT_CRITERION=$have_criterion &&
+    cmake --build "$fw/build" -j"$jobs"; } >"$fw.log" 2>&1 ||
+    { cat "$fw.log"; echo "consumer: Check/Criterion forms: configure or build failed" >&2; exit 1; }
+  listed=$(ctest --test-dir "$fw/build" -N | sed -n 's/^ *Test *#[0-9]*: //p' | sort)
+  if [ "$listed" != "$(sort <<<"$want_fw")" ]; then
+    printf 'consumer: Check/Criterion forms: ctest lists\n%s\nexpected\n%s\n' "$listed" "$want_fw" >&2
+    exit 1
+  fi
+  ctest --test-dir "$fw/build" --output-on-failure -j"$jobs" >"$fw.ctest" 2>&1 ||
+    { cat "$fw.ctest"; echo "consumer: Check/Criterion forms: ctest failed" >&2; exit 1; }
+  echo "consumer: mpf_add_check_test (check: $have_check), mpf_add_criterion_test (criterion: $have_criterion) from the installed package: $(wc -l <<<"$want_fw") tests, the leaks failing by name ($((SECONDS - start)) s)"
+fi
+
 # ---- The docs' recipes, verbatim, against this repository ----
 # The one place where this checkout stands in for "mpfixture's
 # repository": the placeholder <mpfixture's repository> of

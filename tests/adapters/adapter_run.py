@@ -180,7 +180,8 @@ def check_shm_gone(names, pid, problems):
 
 
 def verdict(driver, problems):
-    """Prints each problem, or PASS; the driver's exit status."""
+    """One "<driver>: FAIL: ..." line a problem, or "<driver>: PASS";
+    the exit status of the driver."""
     for p in problems:
         print(f"{driver}: FAIL: {p}")
     if problems:

@@ -9,6 +9,9 @@ beside it, and runs, with --config=offline and 4 shards:
   1. bazel test //... --test_env=EXAMPLE_LEAK=1: fails; across the 4
      shards' test.xml every one of the 8 cases is there exactly once, and
      the leaking one has <failure type="shm_leak">;
+     The GoogleTest target the same way: each of its 8 tests (death tests
+     of both styles among them) in exactly one shard's test.xml (gtest's
+     own), the leaking one a failure there with the guard's report;
   2. bazel test //... --test_filter=pipes: passes; one case in all.
 The Check suite (tests/guarded_check_test, fork mode, 6 tests) in the same
 runs: with the leak, each of its tests in exactly one shard's test.xml,
@@ -19,6 +22,7 @@ it wrote are removed at the end. Without bazel: exit status 77 (ctest's
 SKIP_RETURN_CODE), saying so."""
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -79,6 +83,42 @@ def check_target_sharded(ws):
     print("\n".join(text[start:].splitlines()[:4]))
 
 
+GTEST_TESTS = ["Example.Adds", "Example.Compares", "Example.ForksAndWaits",
+               "Example.LeaksShmWhenAsked", "Example.Pipes",
+               "ExampleDeathTest.ExitsFast", "ExampleDeathTest.ExitsThreadsafe",
+               "ExampleDeathTest.Aborts"]
+
+
+def check_gtest_shards(ws):
+    """The GoogleTest target of run 1: every test in exactly one shard's
+    test.xml, only the leaking one failed, with the guard's report."""
+    logs = os.path.join(ws, "bazel-testlogs", "tests/guarded_gtest_test")
+    xmls = sorted(glob.glob(os.path.join(logs, "shard_*_of_4", "test.xml")))
+    if len(xmls) != 4:
+        fail("%d shard XML files under %s" % (len(xmls), logs))
+    seen = []
+    for path in xmls:
+        shard = os.path.basename(os.path.dirname(path))
+        for tc in ET.parse(path).getroot().iter("testcase"):
+            name = tc.get("classname") + "." + tc.get("name")
+            bad = tc.find("failure")
+            text = None if bad is None else (bad.get("message") or "")
+            seen.append((shard, name, text))
+    for t in GTEST_TESTS:
+        if sum(1 for _, name, _ in seen if name == t) != 1:
+            fail("gtest: %s is in %d shards' XML" %
+                 (t, sum(1 for _, name, _ in seen if name == t)))
+    if len(seen) != len(GTEST_TESTS):
+        fail("gtest: %d testcases across the shards" % len(seen))
+    for shard, name, text in seen:
+        leak = name == "Example.LeaksShmWhenAsked"
+        if leak != (text is not None) or (leak and not re.search(
+                r"FAILED \[shm_leak\][^\n]*\n *shm_leak +mpf-bazel-gtest-leak",
+                text)):
+            fail("gtest: %s in %s: %s" % (name, shard, text))
+        print("  %s %s%s" % (shard, name, " FAILED shm_leak" if leak else ""))
+
+
 def main():
     source, build = sys.argv[1], sys.argv[2]
     bazel = shutil.which("bazel")
@@ -135,6 +175,8 @@ def main():
         start = text.index('<testcase name="leaks_shm_when_asked"')
         print("XML excerpt (%s/test.xml):" % leak[0])
         print("\n".join(text[start:].splitlines()[:4]))
+        print("GoogleTest, 4 shards, each test in exactly one:")
+        check_gtest_shards(ws)
 
         check_target_sharded(ws)
 
