@@ -14,7 +14,7 @@
 
 bool worker__has_live_resources(const worker *w)
 {
-    if (w->n_journal)
+    if (w->n_journal || w->n_orphan_groups)
         return true;
     for (size_t i = 0; i < w->n_children; i++)
         if (w->children[i].cstate != WORKER__C_EMPTY && !w->children[i].reaped)

@@ -97,7 +97,8 @@ int worker__start(worker *w);
    by_ns: the deadline of the whole teardown if earlier than the close
    budget (a nested worker: its parent's graceful deadline), 0 none. */
 int worker__teardown(worker *w, int64_t by_ns);
-/* True while children are alive or the journal holds entries. */
+/* True while children are alive, the journal holds entries or an orphaned
+   group has a member left to reap. */
 bool worker__has_live_resources(const worker *w);
 
 /* reap.c: reaping a worker's children. */
