@@ -71,7 +71,7 @@ WORKER__EXPORT int worker_new(worker **ret, const worker_options *opt)
     rc = worker_options_validate(opt, NULL, 0);
     if (rc)
         return rc;
-    w = calloc(1, sizeof(*w));
+    w = worker__pages_alloc(sizeof(*w));
     if (!w)
         return -ENOMEM;
     w->opt = *opt;
@@ -459,9 +459,9 @@ static void free_tree(worker *w)
     free(w->chip_scripts);
     free(w->chip_msgs);
     free(w->faults);
-    free(w->children);
+    worker__pages_free(w->children, w->cap_children * sizeof(*w->children));
     free(w->journal);
-    free(w);
+    worker__pages_free(w, sizeof(*w));
 }
 
 WORKER__EXPORT void worker_free(worker *w)

@@ -53,6 +53,14 @@ void worker__set_error(worker *w, const char *fmt, ...)
    error text "eventfd: <why>" set on w. */
 int worker__eventfd(worker *w, int *fd);
 
+/* ---- memory of a worker's own ---- */
+
+/* Zeroed memory in an anonymous mapping of its own (size rounded up to
+   pages), or NULL with errno set; freed by worker__pages_free with the
+   same size. For the handle and its child records: see util.c. */
+void *worker__pages_alloc(size_t size);
+void worker__pages_free(void *p, size_t size);
+
 /* A spin-wait hint to the CPU, where the architecture has one. */
 static inline void worker__cpu_relax(void)
 {

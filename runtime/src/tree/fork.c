@@ -174,12 +174,12 @@ static int alloc_children(worker *w)
 
     if (n == 0 || w->children)
         return 0;
-    w->children = calloc(n, sizeof(*w->children));
+    w->children = worker__pages_alloc(n * sizeof(*w->children));
     /* An array of pointers to the child records: a pointer's size is meant. */
     /* NOLINTNEXTLINE(bugprone-sizeof-expression) */
     w->journal = calloc(n, sizeof(*w->journal));
     if (!w->children || !w->journal) {
-        free(w->children);
+        worker__pages_free(w->children, n * sizeof(*w->children));
         free(w->journal);
         w->children = NULL;
         w->journal = NULL;
