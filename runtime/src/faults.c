@@ -58,27 +58,11 @@ static worker_fault_hook_fn hook;
 
 uint32_t worker__fault_mask;
 
+#define POINT_NAME(id, name) [WORKER__FP_##id] = #name,
 static const char *const point_names[WORKER__FP_COUNT] = {
-    [WORKER__FP_SETUP_BEGIN] = "setup_begin",
-    [WORKER__FP_SETUP_END] = "setup_end",
-    [WORKER__FP_AFTER_INIT_FAILED] = "after_init_failed",
-    [WORKER__FP_AFTER_INIT_READY] = "after_init_ready",
-    [WORKER__FP_SERVE_SHUTDOWN] = "serve_shutdown",
-    [WORKER__FP_BEFORE_FORK] = "before_fork",
-    [WORKER__FP_BARRIER_POLL] = "barrier_poll",
-    [WORKER__FP_ROLLBACK_BEGIN] = "rollback_begin",
-    [WORKER__FP_ROLLBACK_AFTER_SHUTDOWN] = "rollback_after_shutdown",
-    [WORKER__FP_ROLLBACK_AFTER_SIGTERM] = "rollback_after_sigterm",
-    [WORKER__FP_ROLLBACK_AFTER_KILL] = "rollback_after_kill",
-    [WORKER__FP_CLOSE_BEGIN] = "close_begin",
-    [WORKER__FP_CLOSE_AFTER_BROADCAST] = "close_after_broadcast",
-    [WORKER__FP_TASK_BEGIN] = "task_begin",
-    [WORKER__FP_TASK_END] = "task_end",
-    [WORKER__FP_CONTROL] = "control",
-    [WORKER__FP_REAP] = "reap",
-    [WORKER__FP_INIT_WAIT] = "init_wait",
-    [WORKER__FP_BEFORE_INIT_READY] = "before_init_ready",
+    WORKER__FAULT_POINTS(POINT_NAME) /* [WORKER__FP_<ID>] = "<name>", */
 };
+#undef POINT_NAME
 
 _Static_assert(WORKER__FP_COUNT <= 32, "fault mask is 32 bits");
 

@@ -14,35 +14,63 @@
 
 /* ---- fault points ---- */
 
+/*
+ * The fault points. The enum (WORKER__FP_<ID>) and the names fault specs
+ * use (worker_fault_point_name) are both made from this one list. Where
+ * each point is, and what "fail" does there where it is not the default:
+ *   setup_begin              child: before its init
+ *   setup_end                child: init done, before publication
+ *   after_init_failed        child: INIT_FAILED stored, before _exit
+ *   after_init_ready         child: INIT_READY stored, before serving
+ *   serve_shutdown           child: shutdown seen, before teardown
+ *   before_fork              parent: before each fork
+ *   barrier_poll             parent: each barrier pass
+ *   rollback_begin           parent: rollback starts
+ *   rollback_after_shutdown  parent: SHUTDOWN sent to READY children
+ *   rollback_after_sigterm   parent: SIGTERM sent to children in init
+ *   rollback_after_kill      parent: SIGKILL sent
+ *   close_begin              parent: close starts
+ *   close_after_broadcast    parent: SHUTDOWN broadcast done
+ *   task_begin               child: task taken, before it runs; fail = the
+ *                            task fails
+ *   task_end                 child: task ran, before TASK_DONE; fail = the
+ *                            task fails
+ *   control                  child: in the control handler
+ *   reap                     parent: before reaping an exited child; fail =
+ *                            treat it as not reapable yet
+ *   init_wait                parent: a caller (init, run, control, device
+ *                            call) starts waiting for a startup epoch in
+ *                            progress
+ *   before_init_ready        child: setup returned, SIGTERM blocked, before
+ *                            the READY store; fail = init fails
+ */
+#define WORKER__FAULT_POINTS(X)                         \
+    X(SETUP_BEGIN, setup_begin)                         \
+    X(SETUP_END, setup_end)                             \
+    X(AFTER_INIT_FAILED, after_init_failed)             \
+    X(AFTER_INIT_READY, after_init_ready)               \
+    X(SERVE_SHUTDOWN, serve_shutdown)                   \
+    X(BEFORE_FORK, before_fork)                         \
+    X(BARRIER_POLL, barrier_poll)                       \
+    X(ROLLBACK_BEGIN, rollback_begin)                   \
+    X(ROLLBACK_AFTER_SHUTDOWN, rollback_after_shutdown) \
+    X(ROLLBACK_AFTER_SIGTERM, rollback_after_sigterm)   \
+    X(ROLLBACK_AFTER_KILL, rollback_after_kill)         \
+    X(CLOSE_BEGIN, close_begin)                         \
+    X(CLOSE_AFTER_BROADCAST, close_after_broadcast)     \
+    X(TASK_BEGIN, task_begin)                           \
+    X(TASK_END, task_end)                               \
+    X(CONTROL, control)                                 \
+    X(REAP, reap)                                       \
+    X(INIT_WAIT, init_wait)                             \
+    X(BEFORE_INIT_READY, before_init_ready)
+
+#define WORKER__FP_ENUMERATOR(id, name) WORKER__FP_##id,
 enum worker__fault_point {
-    WORKER__FP_SETUP_BEGIN = 0,   /* child: before its init */
-    WORKER__FP_SETUP_END,         /* child: init done, before publication */
-    WORKER__FP_AFTER_INIT_FAILED, /* child: INIT_FAILED stored, before _exit */
-    WORKER__FP_AFTER_INIT_READY,  /* child: INIT_READY stored, before serving */
-    WORKER__FP_SERVE_SHUTDOWN,    /* child: shutdown seen, before teardown */
-    WORKER__FP_BEFORE_FORK,       /* parent: before each fork */
-    WORKER__FP_BARRIER_POLL,      /* parent: each barrier pass */
-    WORKER__FP_ROLLBACK_BEGIN,    /* parent: rollback starts */
-    WORKER__FP_ROLLBACK_AFTER_SHUTDOWN, /* parent: SHUTDOWN sent to READY children */
-    WORKER__FP_ROLLBACK_AFTER_SIGTERM, /* parent: SIGTERM sent to children in init */
-    WORKER__FP_ROLLBACK_AFTER_KILL,   /* parent: SIGKILL sent */
-    WORKER__FP_CLOSE_BEGIN,           /* parent: close starts */
-    WORKER__FP_CLOSE_AFTER_BROADCAST, /* parent: SHUTDOWN broadcast done */
-    WORKER__FP_TASK_BEGIN,            /* child: task taken, before it runs;
-                                       fail = the task fails */
-    WORKER__FP_TASK_END,              /* child: task ran, before TASK_DONE;
-                                       fail = the task fails */
-    WORKER__FP_CONTROL,               /* child: in the control handler */
-    WORKER__FP_REAP,                  /* parent: before reaping an exited child;
-                                       fail = treat it as not reapable yet */
-    WORKER__FP_INIT_WAIT,             /* parent: a caller (init, run, control,
-                                       device call) starts waiting for a
-                                       startup epoch in progress */
-    WORKER__FP_BEFORE_INIT_READY,     /* child: setup returned, SIGTERM
-                                       blocked, before the READY store;
-                                       fail = init fails */
+    WORKER__FAULT_POINTS(WORKER__FP_ENUMERATOR) /* WORKER__FP_<ID>, */
     WORKER__FP_COUNT
 };
+#undef WORKER__FP_ENUMERATOR
 
 /* Bit set of the points armed for this process's role. One load and one
    predictable branch when nothing is armed. */
