@@ -669,22 +669,34 @@ static void *spy_grandchildren(void *arg)
     return NULL;
 }
 
+/* L4{L3{sub}:fork_grandchild} spun up to fail mid-init: the next-level
+   child forks a grandchild and both ignore SIGTERM, so the startup
+   deadline (0.3 s) passes; the root, held at rollback_begin by `faults`,
+   lets spy_grandchildren record the grandchild first. Returns the
+   spin-up's result. */
+static int spin_up_stuck_midinit(mpfw_tree **t, struct spy *s,
+                                 const char *faults)
+{
+    mpfw_options o = rt_fast_options();
+    pthread_t th;
+
+    assert_int_equal(worker_gates_new(&s->g), 0);
+    o.gates = s->g;
+    o.startup_timeout_s = 0.3;
+    o.rollback_timeout_s = 0.3;
+    o.faults = faults;
+    assert_int_equal(pthread_create(&th, NULL, spy_grandchildren, s), 0);
+    int rc = mpfw_tree_spin_up(t, "L4{L3{sub}:fork_grandchild}", &o);
+    pthread_join(th, NULL);
+    return rc;
+}
+
 static void stuck_midinit_subtree_killpg_reaps_grandchild(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
     struct spy s = { 0 };
-    pthread_t th;
 
-    assert_int_equal(worker_gates_new(&s.g), 0);
-    o.gates = s.g;
-    o.startup_timeout_s = 0.3;
-    o.rollback_timeout_s = 0.3;
-    o.faults = "root:rollback_begin=gate_wait(0)";
-    assert_int_equal(pthread_create(&th, NULL, spy_grandchildren, &s), 0);
-    /* The child forks a grandchild; both ignore SIGTERM. */
-    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub}:fork_grandchild}", &o);
-    pthread_join(th, NULL);
+    int rc = spin_up_stuck_midinit(&t, &s, "root:rollback_begin=gate_wait(0)");
     assert_int_equal(rc, -ETIMEDOUT);
     assert_contains(worker_last_error(mpfw_tree_root(t)), "deadline");
     assert_int_equal(s.n, 1);
@@ -708,19 +720,11 @@ static void
 orphan_group_left_at_rollback_deadline_is_reaped_by_close(void **state)
 {
     mpfw_tree *t;
-    mpfw_options o = rt_fast_options();
     struct spy s = { 0 };
-    pthread_t th;
 
-    assert_int_equal(worker_gates_new(&s.g), 0);
-    o.gates = s.g;
-    o.startup_timeout_s = 0.3;
-    o.rollback_timeout_s = 0.3;
-    o.faults = "root:rollback_begin=gate_wait(0);"
-               "root:rollback_after_kill=delay(400)";
-    assert_int_equal(pthread_create(&th, NULL, spy_grandchildren, &s), 0);
-    int rc = mpfw_tree_spin_up(&t, "L4{L3{sub}:fork_grandchild}", &o);
-    pthread_join(th, NULL);
+    int rc = spin_up_stuck_midinit(&t, &s,
+                                   "root:rollback_begin=gate_wait(0);"
+                                   "root:rollback_after_kill=delay(400)");
     assert_int_equal(rc, -ETIMEDOUT);
     assert_int_equal(s.n, 1);
     assert_int_equal(mpfw_tree_close(t), 0);
