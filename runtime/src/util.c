@@ -7,6 +7,7 @@
 #include <linux/futex.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -153,7 +154,42 @@ WORKER__EXPORT const char *worker_child_kind_name(worker_child_kind kind)
  * heap, as calloc() places them, than with both in mappings of their own;
  * page-aligned blocks on the heap were no faster, so it is the heap's
  * mapping, not pages shared with other allocations.
+ *
+ * Leak checkers must still see a handle never freed, and what it points
+ * to: valgrind's memcheck is told each mapping is a heap block
+ * (MALLOCLIKE), so it checks it as one. LeakSanitizer has no such call and
+ * does not scan mappings, so under AddressSanitizer the memory comes from
+ * calloc(), as it did before.
  */
+#if defined(__SANITIZE_ADDRESS__)
+#define PAGES_FROM_HEAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PAGES_FROM_HEAP 1
+#endif
+#endif
+#if !defined(PAGES_FROM_HEAP) && defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#endif
+#endif
+#ifndef VALGRIND_MALLOCLIKE_BLOCK
+#define VALGRIND_MALLOCLIKE_BLOCK(addr, size, redzone, zeroed) ((void)0)
+#define VALGRIND_FREELIKE_BLOCK(addr, redzone) ((void)0)
+#endif
+
+#ifdef PAGES_FROM_HEAP
+void *worker__pages_alloc(size_t size)
+{
+    return calloc(1, size);
+}
+
+void worker__pages_free(void *p, size_t size)
+{
+    (void)size;
+    free(p);
+}
+#else
 static size_t page_round(size_t size)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -166,11 +202,17 @@ void *worker__pages_alloc(size_t size)
     void *p = mmap(NULL, page_round(size), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-    return p == MAP_FAILED ? NULL : p;
+    if (p == MAP_FAILED)
+        return NULL;
+    VALGRIND_MALLOCLIKE_BLOCK(p, size, 0, 1);
+    return p;
 }
 
 void worker__pages_free(void *p, size_t size)
 {
-    if (p)
-        munmap(p, page_round(size));
+    if (!p)
+        return;
+    VALGRIND_FREELIKE_BLOCK(p, 0);
+    munmap(p, page_round(size));
 }
+#endif
