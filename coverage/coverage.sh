@@ -59,7 +59,7 @@ echo "coverage: child side: child entry worker__child_main $(hits runtime/src/ch
   "serve loop serve $(hits runtime/src/child/child.c serve)," \
   "failure publication (INIT_FAILED store) $(line_hits runtime/src/child/child.c 'WORKER__MB_INIT_FAILED);')," \
   "sim chip worker__device_run $(hits runtime/src/device/device_sim.c worker__device_run)," \
-  "watchdog kill path kill_binary $(hits fixture/src/watchdog.c kill_binary)"
+  "watchdog kill path kill_binary $(hits fixture/src/ladder/watchdog.c kill_binary)"
 
 # The renderer's own tests under coverage.py (Debian's python3-coverage):
 # a sitecustomize starts it in every python3 process they run.

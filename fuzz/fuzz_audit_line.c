@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_audit_line.c — libFuzzer harness for the audit line writer
- * (fixture/src/audit_json.c): mpf__audit_line() for a report and
+ * (fixture/src/report/audit_json.c): mpf__audit_line() for a report and
  * mpf__audit_killed_line() for the watchdog's line.
  *
  * The input becomes a report whose names, details, case and binary hold

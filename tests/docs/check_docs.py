@@ -26,7 +26,7 @@ refs      Every git ref a doc names (`GIT_TAG x`, `--branch x`) resolves
 paths     Every path of the tree a doc names in backquotes (`ci/...`,
           `tests/...`, `fixture/...` ...) exists.
 settings  docs/settings.md is the one list of environment variables: its
-          tables name exactly the variables fixture/src/settings.c reads
+          tables name exactly the variables fixture/src/base/settings.c reads
           (env("MPF_..."), env_flag, env_ms) and the runtime's getenv
           ("WORKER_..."); README.md, docs/api.md, docs/getting-started.md
           and mpfixture.h point to it and hold no table of their own.
@@ -179,7 +179,7 @@ def check_paths():
 
 
 def read_code_settings():
-    code = open(os.path.join(ROOT, "fixture", "src", "settings.c"),
+    code = open(os.path.join(ROOT, "fixture", "src", "base", "settings.c"),
                 encoding="utf-8").read()
     names = set(re.findall(r'\benv(?:_flag|_ms)?\(\s*"(MPF_[A-Z_]+)"', code))
     for src in glob.glob(os.path.join(ROOT, "runtime", "src", "**", "*.c"),

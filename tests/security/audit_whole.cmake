@@ -5,9 +5,9 @@
 # A kill loop over 8 concurrent writers of audit lines: the fixture's
 # writer compiled in (it is internal), judged by mpf-audit.
 add_executable(audit_tear audit_tear.c
-  ${PROJECT_SOURCE_DIR}/fixture/src/audit_file.c
-  ${PROJECT_SOURCE_DIR}/fixture/src/audit_json.c
-  ${PROJECT_SOURCE_DIR}/fixture/src/text_escape.c)
+  ${PROJECT_SOURCE_DIR}/fixture/src/report/audit_file.c
+  ${PROJECT_SOURCE_DIR}/fixture/src/report/audit_json.c
+  ${PROJECT_SOURCE_DIR}/fixture/src/report/text_escape.c)
 target_include_directories(audit_tear PRIVATE ${PROJECT_SOURCE_DIR}/fixture/src
   ${PROJECT_SOURCE_DIR}/fixture/include)
 target_link_libraries(audit_tear PRIVATE m)
