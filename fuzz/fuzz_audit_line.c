@@ -30,7 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ledger/page.h"
+#include "report/report.h"
 
 struct input {
     const uint8_t *p;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Bazel's test protocol without Bazel: sets the variables `bazel test`
 sets, runs the 8-case guarded suite (protocol_suite.c) or mpf-run, and
-checks what the protocol promises (fixture/src/bazel_protocol.h).
+checks what the protocol promises (fixture/src/adapters/adapter.h).
 
     check_protocol.py shards    SUITE          4 shards run every case once
     check_protocol.py xml       SUITE          the leaking case and its kind

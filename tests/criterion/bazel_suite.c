@@ -16,7 +16,7 @@
 #include <mpfixture/criterion.h>
 
 /* While a run under bazel test is going on, its premature-exit file is
-   there (bazel_protocol.h); outside one there is nothing to see. */
+   there (adapters/adapter.h); outside one there is nothing to see. */
 MPF_TEST(bazel, premature_file_exists_while_running)
 {
     const char *path = getenv("TEST_PREMATURE_EXIT_FILE");

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Bazel's test protocol in the Criterion adapter, without Bazel: sets the
 variables `bazel test` sets, runs the guarded Criterion suite and checks
-what bazel_protocol.h promises.
+what adapters/adapter.h promises.
 
     check_criterion_bazel.py shards    SUITE  4 shards run every test once
     check_criterion_bazel.py xml       SUITE  XML_OUTPUT_FILE: outcomes and

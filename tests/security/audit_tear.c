@@ -28,7 +28,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base/base.h"
+#include "ledger/ledger.h"
+#include "report/report.h"
 
 /* What audit_file.c needs of the rest of the library. */
 struct mpf__shared *mpf__page;

@@ -22,7 +22,8 @@
 #include <unistd.h>
 
 #include "../fixture/inprocess_check.h"
-#include "internal.h"
+#include "base/base.h"
+#include "census/census.h"
 
 static struct mpf__procs procs;
 

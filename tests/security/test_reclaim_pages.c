@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "../fixture/inprocess_check.h"
-#include "internal.h"
-#include "reclaim.h"
+#include "ledger/ledger.h"
+#include "run/run.h"
 
 #define DEAD "2147483647"
 

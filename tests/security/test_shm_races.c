@@ -32,7 +32,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base/base.h"
+#include "ledger/ledger.h"
+#include "shm/shm.h"
 #include "race_gate.h"
 
 #define TRIES 10000
