@@ -3,7 +3,8 @@
 """The call graph between the source files of a library, from the object
 files' symbol tables (nm), and its cycles.
 
-usage: cycles.py [--order LAYER,LAYER,...] [--allow A>B ...] OBJ...
+usage: cycles.py [--order LAYER,LAYER,...] [--table README] [--allow A>B ...]
+                 OBJ...
 
 An edge A -> B means a function of A.o calls (or data of A.o refers to) a
 symbol that B.o defines. A layered library's files call only downwards,
@@ -20,8 +21,15 @@ A file may call only its own layer or the layers below it: each edge that
 calls upward (and is not an --allow edge) is printed as UPWARD with the
 two layers, and the exit status is 1. An object in no named layer is an
 error too (exit status 1): a new folder must be placed in the order.
+
+--table names the README whose table draws those layers, one row per
+source file: "| `folder/` | `file.c` | what it does |", the folders bottom
+up. Its folders must be the --order's, in that order, and its rows exactly
+the .c and .cc files of those folders (beside the README): each difference
+is printed as TABLE and the exit status is 1.
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -78,6 +86,36 @@ def upward_edges(objs, graph, allowed, order):
     return bad
 
 
+def table_errors(path, order):
+    """Print each difference between the README's table and the layers
+    and files of the tree; their number."""
+    rows = []
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"\|\s*`(\w+)/`\s*\|\s*`([\w.]+)`\s*\|", line)
+            if m:
+                rows.append((m.group(1), m.group(2)))
+    bad = 0
+    folders = list(dict.fromkeys(folder for folder, _ in rows))
+    if folders != order:
+        print("TABLE: %s draws the layers %s, the order is %s"
+              % (path, " < ".join(folders), " < ".join(order)))
+        bad += 1
+    top = os.path.dirname(path)
+    listed = set(rows)
+    present = {(folder, name) for folder in order
+               if os.path.isdir(os.path.join(top, folder))
+               for name in os.listdir(os.path.join(top, folder))
+               if name.endswith((".c", ".cc"))}
+    for folder, name in sorted(present - listed):
+        print("TABLE: %s/%s is not in %s" % (folder, name, path))
+        bad += 1
+    for folder, name in sorted(listed - present):
+        print("TABLE: %s lists %s/%s, which is not there" % (path, folder, name))
+        bad += 1
+    return bad
+
+
 def sccs(graph):
     """Tarjan's strongly connected components."""
     index, low, stack, on, out = {}, {}, [], set(), []
@@ -112,7 +150,7 @@ def sccs(graph):
 
 
 def main(argv):
-    allowed, objs, order = set(), [], []
+    allowed, objs, order, readme = set(), [], [], None
     it = iter(argv)
     for a in it:
         if a == "--allow":
@@ -120,6 +158,8 @@ def main(argv):
             allowed.add((src, dst))
         elif a == "--order":
             order = [x for x in next(it).split(",") if x]
+        elif a == "--table":
+            readme = next(it)
         else:
             objs.extend(x for x in a.split(";") if x)  # a CMake list too
     if not objs:
@@ -159,12 +199,16 @@ def main(argv):
         bad += 1
     if order:
         bad += upward_edges(objs, graph, allowed, order)
+    if readme:
+        bad += table_errors(readme, order)
     if not bad:
         print("no cycle beyond the documented edges (%d files; documented: %s)"
               % (len(table), ", ".join("%s -> %s" % e for e in sorted(allowed))
                  or "none"))
         if order:
             print("every call goes down the layers %s" % " < ".join(order))
+        if readme:
+            print("%s draws those layers and every file of them" % readme)
     return 1 if bad else 0
 
 
