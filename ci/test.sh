@@ -22,6 +22,7 @@
 # -tsan, -valgrind and -helgrind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. ci/labels.sh
 full=0
 for arg in "$@"; do
   case $arg in
@@ -36,14 +37,11 @@ else
 fi
 ci/build.sh
 build=${BUILD_DIR:-build}
-ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE 'soak|^bazel$'
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" "${MPF_TESTS_ALL[@]}"
 # The same tree with clang, warnings as errors too, and its fast suites
-# (the fixture, runtime and security labels; not the fault sweep, soak,
-# stress or the realworld commands, which test the host more than the
-# compiler).
+# (MPF_TESTS_FAST of ci/labels.sh).
 BUILD_DIR="$build-clang" ci/build.sh -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-ctest --test-dir "$build-clang" --output-on-failure -j"$(nproc)" \
-  -L 'fixture|runtime|security|realworld_cmocka|criterion_adapter|check_adapter|gtest_adapter' -LE 'soak|fault_sweep|stress|realworld$'
+ctest --test-dir "$build-clang" --output-on-failure -j"$(nproc)" "${MPF_TESTS_FAST[@]}"
 # The consumer's view: install, find_package, pkg-config, FetchContent.
 ci/consumer.sh
 # clang-tidy runs the clang analyzer's checks on every file already;
@@ -60,5 +58,5 @@ if [ "$full" -eq 1 ]; then
   BUILD_DIR="$build-valgrind" ci/valgrind.sh
   BUILD_DIR="$build-helgrind" ci/helgrind.sh
   # examples/bazel under bazel test, offline, 4 shards (a minute or more)
-  ctest --test-dir "$build" --output-on-failure -L '^bazel$'
+  ctest --test-dir "$build" --output-on-failure "${MPF_TESTS_BAZEL[@]}"
 fi
