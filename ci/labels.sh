@@ -4,6 +4,7 @@
 # ci/sanitize.sh, ci/audit.sh, ci/valgrind.sh and coverage/coverage.sh.
 # Each MPF_TESTS_* is an array of ctest arguments:
 #   ctest --test-dir "$build" ... "${MPF_TESTS_ALL[@]}"
+# tests/README.md says what each label selects.
 # docs/ci-recipes.md keeps its own `-LE 'soak|must_fail'`: its recipes run
 # in a consumer's tree, without this file.
 
