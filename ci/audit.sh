@@ -11,6 +11,7 @@
 #   ci/audit.sh [-v]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. ci/labels.sh
 verbose=0
 for arg in "$@"; do
   case $arg in
@@ -34,7 +35,7 @@ else
 fi
 # must_fail cases fail on purpose (ctest judges them by their output):
 # their audit lines say "fail", so they stay out of the audit.
-tests+=(-LE 'soak|must_fail')
+tests+=("${MPF_TESTS_NOT_AUDITED[@]}")
 
 ctest_status=0
 MPF_AUDIT=$audit/audit.jsonl ctest --test-dir "$build" --output-on-failure \

@@ -20,8 +20,11 @@ src=$PWD/examples/consumer
 work=$(mktemp -d "${TMPDIR:-/tmp}/mpf-consumer.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
+# Parallel jobs of the consumer's builds and ctest runs: nproc, capped at
+# max_jobs. (ci/lint.sh's bound is the other one: a floor, min_jobs.)
+max_jobs=2
 jobs=$(nproc)
-[ "$jobs" -le 2 ] || jobs=2
+[ "$jobs" -le "$max_jobs" ] || jobs=$max_jobs
 
 expected="test_chips.a_tree_of_fake_chips_comes_up
 test_counter.forgotten_object_is_reported

@@ -18,8 +18,12 @@ ci/bootstrap.sh --lint
 base=${BUILD_DIR:-build}
 lint_dir=$base-lint
 scan_dir=$base-scan
+# Parallel jobs of cppcheck, clang-tidy, scan-build and clang-format:
+# nproc, raised to min_jobs on a smaller machine. (ci/consumer.sh's bound
+# is the other one: a cap, max_jobs.)
+min_jobs=2
 jobs=$(nproc)
-[ "$jobs" -gt 2 ] || jobs=2
+[ "$jobs" -ge "$min_jobs" ] || jobs=$min_jobs
 
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(cppcheck tidy scan format)

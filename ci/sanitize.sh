@@ -17,18 +17,19 @@
 # libmpfixture into the programs it runs (fixture/tools/mpf_run.c).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. ci/labels.sh
 kind=${1:-address,undefined}
 scope=${2:-all}
 case $kind:$scope in
   address,undefined:all)
     dir=build-asan
-    tests=(-LE 'soak|^bazel$') ;;
+    tests=("${MPF_TESTS_ALL[@]}") ;;
   address,undefined:fast)
     dir=build-asan
-    tests=(-LE 'soak|fault_sweep|^bazel$') ;;
+    tests=("${MPF_TESTS_ALL_BUT_FAULT_SWEEP[@]}") ;;
   thread:all)
     dir=build-tsan
-    tests=(-L runtime -R '^test_(dispatch|control|error_propagation|startup_readiness)\.') ;;
+    tests=("${MPF_TESTS_THREADED[@]}") ;;
   *) echo "usage: ci/sanitize.sh [address,undefined [fast]|thread]" >&2; exit 2 ;;
 esac
 ci/bootstrap.sh

@@ -22,11 +22,12 @@
 # run natively in this build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. ci/labels.sh
 ci/bootstrap.sh
 export BUILD_DIR=${BUILD_DIR:-build-valgrind}
 labels=("$@")
 if [ ${#labels[@]} -eq 0 ]; then
-  read -r -a labels <<<"${VALGRIND_LABEL:-fixture runtime security stress}"
+  read -r -a labels <<<"${VALGRIND_LABEL:-$MPF_VALGRIND_LABELS}"
 fi
 mkdir -p "$BUILD_DIR/memcheck"
 xml_dir=$(cd "$BUILD_DIR/memcheck" && pwd)

@@ -12,7 +12,7 @@
 # named <target>.<suite>.<name>, which runs `<target> --filter=<suite>/<name>`:
 # -R, -j, --repeat, labels and sharding come from ctest itself. The tests
 # are listed after each build of it by `<target> --list`
-# (MpfDiscover.cmake, through MpfixtureTests.cmake's registration). A test listed in EXPECT_OUTPUT passes when
+# (MpfixtureDiscover.cmake, through MpfixtureTests.cmake's registration). A test listed in EXPECT_OUTPUT passes when
 # its output matches the regex, whatever its exit code (a must-fail test);
 # it also gets the label must_fail. TIMEOUT defaults to
 # MPF_CTEST_TIMEOUT_FACTOR * (10 s budget + 2 s grace) + 30 s.

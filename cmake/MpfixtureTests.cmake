@@ -20,8 +20,8 @@
 # Works the same in this tree, in a project that added mpfixture with
 # add_subdirectory()/FetchContent, and after find_package(mpfixture): it
 # links mpfixture::mpfixture (before cmocka, so that the adapter's wrappers
-# of cmocka's reporting come first) and runs MpfDiscover.cmake from its
-# own directory. Make and Ninja alike; CMake 3.20 or newer.
+# of cmocka's reporting come first) and runs MpfixtureDiscover.cmake from
+# its own directory. Make and Ninja alike; CMake 3.20 or newer.
 #
 # BUDGETS gives budgets by case name to a table that declares none (plain
 # cmocka_unit_test() entries): the first glob ('*', '?') that matches a
@@ -146,12 +146,12 @@ function(mpf_add_cmocka_variant target)
 endfunction()
 
 # Writes the registration's parameters, and a build step that lists the
-# cases and writes the ctest include (MpfDiscover.cmake; `listing` is the
-# form of `<target> --list`: "cases" or "criterion").
+# cases and writes the ctest include (MpfixtureDiscover.cmake; `listing` is
+# the form of `<target> --list`: "cases" or "criterion").
 function(_mpf_register_cases target suffix labels environment timeout
          run_serial cases expect_output listing)
   # Next to this file, wherever it was found (source tree or install).
-  set(_MPF_DISCOVER_SCRIPT ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/MpfDiscover.cmake)
+  set(_MPF_DISCOVER_SCRIPT ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/MpfixtureDiscover.cmake)
   set(tag ${target})
   if(suffix)
     set(tag ${target}_${suffix})

@@ -13,6 +13,7 @@
 # lines < MIN_LINES or branches < MIN_BRANCHES (the script's own, below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. ci/labels.sh
 MIN_LINES=92.0
 MIN_BRANCHES=80.0
 ci/bootstrap.sh
@@ -23,7 +24,7 @@ lcov_rc=(--rc lcov_branch_coverage=1)
 info=$build/coverage.info
 lcov --quiet --zerocounters --directory "$build" # counters of an earlier run
 ctest_status=0
-ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -LE 'soak|^bazel$' || ctest_status=$?
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" "${MPF_TESTS_ALL[@]}" || ctest_status=$?
 
 # geninfo of lcov 1.16 warns of its own redefined subroutines: not ours.
 # Its stderr goes to a file filtered afterwards, not through a process

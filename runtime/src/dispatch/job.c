@@ -411,15 +411,18 @@ WORKER__EXPORT int worker_submit_task(worker_job *job, const worker_task *desc)
         note_submit_error(job);
         return rc;
     }
-    if (desc->args_len && (desc->kind != WORKER_CHILD_CHIP)) {
-        if (!(blob = malloc(desc->args_len)))
-            return -ENOMEM;
-        memcpy(blob, desc->args, desc->args_len);
-    }
-    if (desc->ndeps && !(deps = malloc(desc->ndeps * sizeof(*deps)))) {
+    /* The copies of the blob and the deps, made before the lock: out of
+       memory here is reported as under it (below). */
+    if ((desc->args_len && desc->kind != WORKER_CHILD_CHIP &&
+         !(blob = malloc(desc->args_len))) ||
+        (desc->ndeps && !(deps = malloc(desc->ndeps * sizeof(*deps))))) {
         free(blob);
+        worker__set_error(w, "submit: out of memory");
+        note_submit_error(job);
         return -ENOMEM;
     }
+    if (blob)
+        memcpy(blob, desc->args, desc->args_len);
 
     pthread_mutex_lock(&w->mu);
     if (!job->open) {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * scenario.c — what the failsys sweep runs under the shim: three trees in
- * turn, each started, used and closed, with the runtime's public calls
- * only (no fixture: the shim must see the runtime's calls and nothing
- * else's).
+ * turn (a fourth, submit, when named), each started, used and closed, with
+ * the runtime's public calls only (no fixture: the shim must see the
+ * runtime's calls and nothing else's).
  *
  *   l4:       L4{sub, L3{sub, chip*2}}: init, a run (a sub task and a
  *             next-level task whose orchestration runs a sub task and two
@@ -12,6 +12,13 @@
  *             kernel / copy from / free, a DEVICE_REGIONS control, close;
  *   rollback: L3{sub*2, chip}, sub 1 fails its init: init fails, rolls
  *             back, close.
+ *   submit:   L3{sub} (only when named: `scenario submit`): init, a run
+ *             whose orchestration submits a sub task with a blob, then one
+ *             with a dependency and no blob, close. A submit that fails
+ *             with -ENOMEM must say "submit: out of memory" in
+ *             worker_last_error() (not what an earlier call left there),
+ *             and the run then reports that text; the step is named after
+ *             the submit (blob_submit, deps_submit).
  *
  * Every call must return 0, -EIO (a child failed: its message says which)
  * or the injected error itself (the message then names it: strerror of
@@ -300,6 +307,98 @@ static void tree_rollback(worker *w, struct outcome *o)
           worker_state_name(worker_get_state(w)));
 }
 
+/* The submit tree's sub callable 1: any blob, or none. */
+static int sub_any(void *arg, const void *args, size_t len, char *msg,
+                   size_t msg_size)
+{
+    (void)arg;
+    (void)args;
+    (void)len;
+    (void)msg;
+    (void)msg_size;
+    return 0;
+}
+
+/* What the submit tree's orchestration saw: the submit that failed with
+   -ENOMEM, if one did. */
+struct submit_probe {
+    const char *enomem_at;
+};
+
+/* Leaves a known text in worker_last_error(w) (a refused registration,
+   which touches no job), so that a submit that does not set its own is
+   seen. */
+static void stamp_last_error(worker *w)
+{
+    int rc = worker_register_sub(w, "stamp", NULL, NULL);
+
+    CHECK(rc == -EINVAL &&
+              strcmp(worker_last_error(w), "register: NULL function") == 0,
+          "stamp: register returned %d (%s)", rc, worker_last_error(w));
+}
+
+/* One submit of the submit tree: -ENOMEM must have set the handle's
+   error. Returns rc. */
+static int probe_submit(worker_job *job, struct submit_probe *p,
+                        const char *what, const worker_task *t)
+{
+    worker *w = worker_job_worker(job);
+    int rc;
+
+    stamp_last_error(w);
+    rc = worker_submit_task(job, t);
+    if (rc == -ENOMEM) {
+        p->enomem_at = what;
+        CHECK(strcmp(worker_last_error(w), "submit: out of memory") == 0,
+              "%s: -ENOMEM left worker_last_error() at \"%s\"", what,
+              worker_last_error(w));
+    }
+    return rc;
+}
+
+static int submit_orch(worker_job *job, void *arg)
+{
+    struct submit_probe *p = arg;
+    worker_task t = WORKER_TASK_INIT;
+    int first, deps[1];
+
+    /* Sub 0, callable 0, a one-byte blob: the blob is copied. */
+    t.target = 0;
+    t.args = "b";
+    t.args_len = 1;
+    if ((first = probe_submit(job, p, "blob_submit", &t)) < 0)
+        return first;
+    /* Sub 0, callable 1, after the first task, no blob: the deps are
+       copied (and nothing else). */
+    deps[0] = first;
+    t = (worker_task)WORKER_TASK_INIT;
+    t.target = 0;
+    t.callable = 1;
+    t.deps = deps;
+    t.ndeps = 1;
+    int rc = probe_submit(job, p, "deps_submit", &t);
+    return rc < 0 ? rc : 0;
+}
+
+static void tree_submit(worker *w, struct outcome *o)
+{
+    struct submit_probe p = { NULL };
+
+    if (!step(o, w, "init", worker_init(w)))
+        return;
+    int rc = worker_run(w, submit_orch, &p);
+    if (p.enomem_at) {
+        CHECK(rc == -ENOMEM, "%s failed with -ENOMEM, the run returned %d",
+              p.enomem_at, rc);
+        /* The orchestration returned the submit's code: the run reports
+           the submit's text (note_submit_error in job.c). */
+        CHECK(strcmp(worker_last_error(w), "submit: out of memory") == 0,
+              "%s: the run's error is \"%s\"", p.enomem_at,
+              worker_last_error(w));
+    }
+    step(o, w, p.enomem_at ? p.enomem_at : "run", rc);
+}
+
 static int build(const char *name, worker **ret)
 {
     worker_options o;
@@ -324,6 +423,16 @@ static int build(const char *name, worker **ret)
             (rc = worker_register_orch(n, "nested", nested_orch, NULL)) < 0) {
             worker_free(w);
             worker_free(n);
+            return rc;
+        }
+    } else if (strcmp(name, "submit") == 0) {
+        o = base_options(3);
+        o.num_subs = 1;
+        if ((rc = worker_new(&w, &o)))
+            return rc;
+        if ((rc = worker_register_sub(w, "ok", sub_one_byte, NULL)) < 0 ||
+            (rc = worker_register_sub(w, "any", sub_any, NULL)) < 0) {
+            worker_free(w);
             return rc;
         }
     } else if (strcmp(name, "device") == 0) {
@@ -372,6 +481,8 @@ static void run_tree(const char *name)
             tree_l4(w, &o);
         else if (strcmp(name, "device") == 0)
             tree_device(w, &o);
+        else if (strcmp(name, "submit") == 0)
+            tree_submit(w, &o);
         else
             tree_rollback(w, &o);
         snprintf(prefix, sizeof(prefix), "%s", worker_shm_prefix(w));
@@ -418,7 +529,8 @@ static void run_tree(const char *name)
 
 int main(int argc, char **argv)
 {
-    static const char *const trees[] = { "l4", "device", "rollback" };
+    /* The first three by default; submit only when named. */
+    static const char *const trees[] = { "l4", "device", "rollback", "submit" };
     const char *spec = getenv("FAILSYS");
 
     if (geteuid() == 0 && unshare(CLONE_NEWNS) == 0 &&
@@ -442,8 +554,9 @@ int main(int argc, char **argv)
             if (strncmp(e + 1, names[i].name, strlen(names[i].name)) == 0)
                 injected = names[i].value;
     }
-    for (int i = 0; i < 3; i++)
-        if (argc < 2 || strcmp(argv[1], trees[i]) == 0)
+    for (int i = 0; i < 4; i++)
+        if ((argc < 2 && i < 3) ||
+            (argc >= 2 && strcmp(argv[1], trees[i]) == 0))
             run_tree(trees[i]);
     return failures ? 1 : 0;
 }

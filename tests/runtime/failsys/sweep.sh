@@ -11,6 +11,9 @@
 # injected nothing, must work as without the shim. MUST_SURFACE=1: a
 # failure injected in the caller's process may not be swallowed. TREE…
 # limits the scenario to those trees (default: all three).
+# SWEEP_EXPECT="TEXT|TEXT…": each TEXT must be in the output of some run
+# that fired (a failure path the sweep must reach, or it proves nothing
+# of it).
 #
 # Ends with one line:
 #   failsys FUNCTION@ROLE: N runs fired (E errors, T tolerated)
@@ -64,5 +67,18 @@ fi
 if [ "$fired" -eq 0 ]; then
   echo "failsys $fn@$role: the scenario never calls $fn in that role (vacuous sweep)"
   exit 1
+fi
+if [ -n "${SWEEP_EXPECT:-}" ]; then
+  IFS='|' read -r -a expect <<<"$SWEEP_EXPECT"
+  # Runs 1..fired are the ones that fired (the loop stops at the first
+  # that did not).
+  outs=()
+  for ((i = 1; i <= fired; i++)); do outs+=("$work/out.$i"); done
+  for text in "${expect[@]}"; do
+    if ! grep -qF -- "$text" "${outs[@]}"; then
+      echo "failsys $fn@$role: no run that fired printed \"$text\" (a path the sweep did not reach)"
+      exit 1
+    fi
+  done
 fi
 echo "failsys $fn@$role: $fired runs fired ($errors errors, $tolerated tolerated)"

@@ -68,7 +68,7 @@ install(FILES
     ${PROJECT_BINARY_DIR}/mpfixtureConfig.cmake
     ${PROJECT_BINARY_DIR}/mpfixtureConfigVersion.cmake
     ${PROJECT_SOURCE_DIR}/cmake/MpfixtureTests.cmake
-    ${PROJECT_SOURCE_DIR}/cmake/MpfDiscover.cmake
+    ${PROJECT_SOURCE_DIR}/cmake/MpfixtureDiscover.cmake
     ${PROJECT_SOURCE_DIR}/cmake/mpfixture-memcheck.supp
   DESTINATION ${MPF_CMAKE_DIR})
 
@@ -189,7 +189,7 @@ endif()
 # The Criterion adapter (where Criterion was found): the static library in
 # an export set of its own, which the package loads only when it finds
 # Criterion itself (mpfixtureConfig.cmake); its header; the CMake module
-# of mpf_add_criterion_test() (its discovery is MpfDiscover.cmake's);
+# of mpf_add_criterion_test() (its discovery is MpfixtureDiscover.cmake's);
 # pkg-config mpfixture-criterion.
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/MpfixtureCriterion.cmake
   DESTINATION ${MPF_CMAKE_DIR})
