@@ -335,6 +335,32 @@ static void expect_fail(struct expectation *e, const char *culprit, bool full,
     snprintf(e->needle[1], sizeof(e->needle[1]), "%s", n1 ? n1 : "");
 }
 
+/* An action that ends (or stalls) the worker at the point by itself: the
+   root's error names the worker (in full, but for a deadline's pending
+   list) with what its end leaves (`code`: its exit code's words). False
+   for an action that ends nothing by itself. */
+static bool ends_the_worker(const struct combo *c, const char *code,
+                            struct expectation *e)
+{
+    switch (c->action) {
+    case A_EXIT:
+        expect_fail(e, c->role, true, code, NULL);
+        return true;
+    case A_SIGKILL:
+        expect_fail(e, c->role, true, "killed by signal 9", NULL);
+        return true;
+    case A_SIGTERM:
+        expect_fail(e, c->role, true, "exited with code 1", NULL);
+        return true;
+    case A_HANG:
+    case A_GATE_WAIT:
+        expect_fail(e, c->role, false, "deadline", NULL);
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* What init must do, given whether the point ran during init. */
 static void expectation_of(const struct combo *c, bool reached,
                            struct expectation *e)
@@ -360,10 +386,9 @@ static void expectation_of(const struct combo *c, bool reached,
                 expect_fail(e, "root", true, gate, NULL);
             return;
         }
-        switch (c->action) {
-        case A_DELAY:
-        case A_GATE_OPEN:
+        if (ends_the_worker(c, code, e))
             return;
+        switch (c->action) {
         case A_SIGNAL_PARENT:
             /* A leaf's parent is in its barrier, waiting for the leaf: the
                SIGTERM cancels it. The caller only sees a spurious SIGCHLD. */
@@ -376,23 +401,9 @@ static void expectation_of(const struct combo *c, bool reached,
         case A_GATE_FAIL:
             expect_fail(e, c->role, true, gate, NULL);
             return;
-        case A_EXIT:
-            expect_fail(e, c->role, true, code, NULL);
-            return;
-        case A_SIGKILL:
-            expect_fail(e, c->role, true, "killed by signal 9", NULL);
-            return;
-        case A_SIGTERM:
-            expect_fail(e, c->role, true, "exited with code 1", NULL);
-            return;
-        case A_HANG:
-        case A_GATE_WAIT:
-            expect_fail(e, c->role, false, "deadline", NULL);
-            return;
-        case A_COUNT:
+        default: /* A_DELAY, A_GATE_OPEN: nothing changes */
             return;
         }
-        return;
     case PH_FAILED:
         /* INIT_FAILED with the precondition's text was published before the
            point, so the text reaches the root whatever the action does —
@@ -424,24 +435,9 @@ static void expectation_of(const struct combo *c, bool reached,
             expect_fail(e, "root", true, m, NULL);
             return;
         }
-        switch (c->action) {
-        case A_EXIT:
-            expect_fail(e, c->role, true, code, NULL);
-            return;
-        case A_SIGKILL:
-            expect_fail(e, c->role, true, "killed by signal 9", NULL);
-            return;
-        case A_SIGTERM:
-            expect_fail(e, c->role, true, "exited with code 1", NULL);
-            return;
-        case A_HANG:
-        case A_GATE_WAIT:
-            expect_fail(e, c->role, false, "deadline", NULL);
-            return;
-        default:
+        if (!ends_the_worker(c, code, e))
             expect_fail(e, c->role, true, m, NULL);
-            return;
-        }
+        return;
     case PH_RUN:
     case PH_UNKNOWN:
         e->init = EXPECT_EITHER;
