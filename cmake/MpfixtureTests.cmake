@@ -5,7 +5,7 @@
 #     LABELS <label>...
 #     [ENVIRONMENT <VAR=value>...]
 #     [BUDGETS <glob>=<ms>...]
-#     [KEEP_SHM <glob>...]
+#     [KEEP_SHM <glob>...] [KEEP_FD <glob>...]
 #     [TIMEOUT <seconds>] [RUN_SERIAL]
 #     [EXPECT_OUTPUT <case> <regex> [<case> <regex>]...])
 #
@@ -35,7 +35,10 @@
 # a glob may not hold ':' or ';', and the fixture refuses '/' when the
 # test runs. The globs are also the target's property MPF_KEEP_SHM, which
 # mpf_add_cmocka_variant() adds to the variant's own KEEP_SHM: a variant
-# of a suite keeps what the suite keeps.
+# of a suite keeps what the suite keeps. KEEP_FD does the same for
+# descriptors (MPF_KEEP_FD, property MPF_KEEP_FD): a descriptor on a file
+# whose path matches one of the globs (e.g. /var/lib/myapp/*) is the
+# code's own, never an fd_leak, never closed.
 #
 # Each test's TIMEOUT sits above the case's budget plus grace, times the
 # MPF_REPEAT count of ENVIRONMENT, scaled by MPF_CTEST_TIMEOUT_FACTOR, so
@@ -43,7 +46,7 @@
 #
 # mpf_add_cmocka_variant(<target> SUFFIX <s>
 #     LABELS <label>... [ENVIRONMENT <VAR=value>...] [KEEP_SHM <glob>...]
-#     [TIMEOUT <seconds>] [RUN_SERIAL] [CASES <regex>])
+#     [KEEP_FD <glob>...] [TIMEOUT <seconds>] [RUN_SERIAL] [CASES <regex>])
 #
 # Registers the cases of a binary made by mpf_add_cmocka_test() (those
 # matching CASES) once more, as <target>.<case>.<s>, with their own labels
@@ -53,29 +56,31 @@ set(MPF_CTEST_TIMEOUT_FACTOR 3 CACHE STRING "ctest TIMEOUT = factor * (budget + 
 set(MPF_TEST_LAUNCHER "" CACHE STRING
     "Command list each case runs under, e.g. valgrind;-q;--trace-children=yes")
 
-# ENVIRONMENT with KEEP_SHM's globs added as MPF_KEEP_SHM, into <out>.
-function(_mpf_keep_shm_environment out fn environment)
+# ENVIRONMENT with the globs of KEEP_SHM (or KEEP_FD) added as `var`
+# (MPF_KEEP_SHM, MPF_KEEP_FD), into <out>.
+function(_mpf_keep_environment out fn var environment)
   set(globs ${ARGN})
   if(NOT globs)
     set(${out} "${environment}" PARENT_SCOPE)
     return()
   endif()
+  string(REPLACE "MPF_" "" keyword "${var}")
   foreach(glob IN LISTS globs)
     if(glob MATCHES ":")
-      message(FATAL_ERROR "${fn}: KEEP_SHM '${glob}': a glob cannot hold ':' "
-                          "(it separates the globs of MPF_KEEP_SHM); give each its own")
+      message(FATAL_ERROR "${fn}: ${keyword} '${glob}': a glob cannot hold ':' "
+                          "(it separates the globs of ${var}); give each its own")
     endif()
   endforeach()
   string(REPLACE ";" ":" joined "${globs}")
   set(env "")
   foreach(item IN LISTS environment)
-    if(item MATCHES "^MPF_KEEP_SHM=(.+)$")
+    if(item MATCHES "^${var}=(.+)$")
       set(joined "${CMAKE_MATCH_1}:${joined}")
     else()
       list(APPEND env "${item}")
     endif()
   endforeach()
-  list(APPEND env "MPF_KEEP_SHM=${joined}")
+  list(APPEND env "${var}=${joined}")
   set(${out} "${env}" PARENT_SCOPE)
 endfunction()
 
@@ -92,7 +97,7 @@ endfunction()
 # with `first`, its LINK_LIBRARIES and `last`, and its cases registered.
 function(_mpf_add_listed_test target fn first last)
   cmake_parse_arguments(A "RUN_SERIAL" "TIMEOUT"
-                        "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;BUDGETS;KEEP_SHM;EXPECT_OUTPUT" ${ARGN})
+                        "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;BUDGETS;KEEP_SHM;KEEP_FD;EXPECT_OUTPUT" ${ARGN})
   if(NOT A_SOURCES)
     message(FATAL_ERROR "${fn}(${target}): SOURCES is required")
   endif()
@@ -102,9 +107,11 @@ function(_mpf_add_listed_test target fn first last)
   endif()
   add_executable(${target} ${A_SOURCES})
   target_link_libraries(${target} PRIVATE ${first} ${A_LINK_LIBRARIES} ${last})
-  _mpf_keep_shm_environment(A_ENVIRONMENT "${fn}(${target})"
-                            "${A_ENVIRONMENT}" ${A_KEEP_SHM})
-  set_target_properties(${target} PROPERTIES MPF_KEEP_SHM "${A_KEEP_SHM}")
+  foreach(kind SHM FD)
+    _mpf_keep_environment(A_ENVIRONMENT "${fn}(${target})" MPF_KEEP_${kind}
+                          "${A_ENVIRONMENT}" ${A_KEEP_${kind}})
+    set_target_properties(${target} PROPERTIES MPF_KEEP_${kind} "${A_KEEP_${kind}}")
+  endforeach()
   _mpf_register_cases(${target} "" "${A_LABELS}" "${A_ENVIRONMENT}"
                       "${A_TIMEOUT}" "${A_RUN_SERIAL}" "" "${A_EXPECT_OUTPUT}" cases)
 endfunction()
@@ -130,17 +137,19 @@ function(_mpf_link_first target)
 endfunction()
 
 function(mpf_add_cmocka_variant target)
-  cmake_parse_arguments(A "RUN_SERIAL" "SUFFIX;TIMEOUT;CASES" "LABELS;ENVIRONMENT;KEEP_SHM" ${ARGN})
+  cmake_parse_arguments(A "RUN_SERIAL" "SUFFIX;TIMEOUT;CASES" "LABELS;ENVIRONMENT;KEEP_SHM;KEEP_FD" ${ARGN})
   if(NOT A_SUFFIX OR NOT TARGET ${target})
     message(FATAL_ERROR "mpf_add_cmocka_variant(${target}): needs SUFFIX and "
                         "a target made by mpf_add_cmocka_test()")
   endif()
-  get_target_property(keep ${target} MPF_KEEP_SHM)
-  if(NOT keep)
-    set(keep "")
-  endif()
-  _mpf_keep_shm_environment(A_ENVIRONMENT "mpf_add_cmocka_variant(${target})"
-                            "${A_ENVIRONMENT}" ${keep} ${A_KEEP_SHM})
+  foreach(kind SHM FD)
+    get_target_property(keep ${target} MPF_KEEP_${kind})
+    if(NOT keep)
+      set(keep "")
+    endif()
+    _mpf_keep_environment(A_ENVIRONMENT "mpf_add_cmocka_variant(${target})"
+                          MPF_KEEP_${kind} "${A_ENVIRONMENT}" ${keep} ${A_KEEP_${kind}})
+  endforeach()
   _mpf_register_cases(${target} "${A_SUFFIX}" "${A_LABELS}" "${A_ENVIRONMENT}"
                       "${A_TIMEOUT}" "${A_RUN_SERIAL}" "${A_CASES}" "" cases)
 endfunction()
@@ -210,7 +219,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/MpfixtureCriterion.cmake)
 
 # mpf_add_check_test(<target> SOURCES <src>... [LINK_LIBRARIES <lib>...]
 #     LABELS <label>... [ENVIRONMENT <VAR=value>...] [BUDGETS <glob>=<ms>...]
-#     [KEEP_SHM <glob>...] [TIMEOUT <seconds>] [RUN_SERIAL]
+#     [KEEP_SHM <glob>...] [KEEP_FD <glob>...] [TIMEOUT <seconds>] [RUN_SERIAL]
 #     [EXPECT_OUTPUT <test> <regex> [<test> <regex>]...])
 #
 # The same for a Check suite run by mpf_srunner_run_all()

@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: MIT
 """Run one corpus suite plain and guarded; their verdicts must agree.
 
-    compare_verdicts.py --plain BIN (--guarded BIN | --per-case MPF_RUN)
+    compare_verdicts.py --plain BIN (--guarded BIN | --per-case MPF_RUN
+                        [--run-option OPT]...)
                         [--planted CASE:KIND,...] [--keep GLOB,...]
                         [-- ARGS...]
 
 Both builds come from the same unchanged source: BIN of --plain links
 cmocka alone, BIN of --guarded links mpfixture's cmocka drop-in too. With
 --per-case the guarded run is the plain binary itself, run by
-`MPF_RUN --per-case --`. Each
+`MPF_RUN --per-case [OPT...] --`. Each
 runs as a child of this process, made a child subreaper, so that whatever
 a run leaves is found here. The guarded run writes an audit (MPF_AUDIT).
 
@@ -19,6 +20,8 @@ Passes when:
     planted ones: those pass plain and fail guarded, and their audit line
     names the planted kind;
   - every case run has exactly one audit line, whose verdict agrees;
+  - the same group setups and teardowns fail plain and guarded (a guard
+    that closes or removes what the group still uses fails its teardown);
   - (run in a /dev/shm of its own where one can be made, see
     private_dev_shm())
   - the guarded run leaves no process and no /dev/shm entry of the suite
@@ -54,6 +57,14 @@ VERDICT = {"OK": "pass", "FAILED": "fail", "ERROR": "fail", "SKIPPED": "skip"}
 def fail(msg):
     print("compare_verdicts: FAIL: " + msg)
     sys.exit(1)
+
+
+GROUP_FAILED = re.compile(r"\[ *(FAILED|ERROR) *\] GROUP (SETUP|TEARDOWN)")
+
+
+def group_failures(output):
+    """The group setups and teardowns cmocka says failed, in order."""
+    return [m.group(2) for m in GROUP_FAILED.finditer(output)]
 
 
 def verdicts(output):
@@ -208,6 +219,7 @@ def main():
     ap.add_argument("--plain", required=True)
     ap.add_argument("--guarded")
     ap.add_argument("--per-case")
+    ap.add_argument("--run-option", action="append", default=[])
     ap.add_argument("--planted", default="")
     ap.add_argument("--keep", default="")
     ap.add_argument("args", nargs="*")
@@ -238,7 +250,8 @@ def main():
         genv = dict(os.environ, MPF_AUDIT=audit)
         if a.per_case:
             rc_guarded, out_guarded = run(
-                a.per_case, ["--per-case", "--", a.plain] + a.args, genv)
+                a.per_case,
+                ["--per-case"] + a.run_option + ["--", a.plain] + a.args, genv)
         else:
             rc_guarded, out_guarded = run(a.guarded, a.args, genv)
         survivors = [describe(p) for p in still_running(my_children())]
@@ -275,6 +288,10 @@ def main():
         if not any(fnmatch.fnmatch(e, g) for e in entries):
             fail("keep-listed %s is gone after the guarded run" % g + report)
 
+    if group_failures(out_plain) != group_failures(out_guarded):
+        fail("group setups or teardowns failed: plain %s, guarded %s"
+             % (group_failures(out_plain), group_failures(out_guarded))
+             + report)
     if set(plain) != set(guarded):
         fail("cases differ: plain %s, guarded %s" % (sorted(plain),
                                                      sorted(guarded)) + report)
