@@ -225,12 +225,24 @@ def xml(suite, tmp):
         fail("a program named %r: exit %d, names %s in %r" %
              (odd, p.returncode, names, raw))
     print("a program named %r: its suite and classname %r" % (odd, names[0]))
-    # Nothing selected: a document with no case, the run passes.
-    p, ran = run([suite], XML_OUTPUT_FILE=path, TESTBRIDGE_TEST_ONLY="no_such_case")
-    root = ET.parse(path).getroot()
-    if ran or testcases(path) or root.get("tests") != "0" or p.returncode != 0:
-        fail("a filter that selects nothing: exit %d, ran %s, XML %s" %
-             (p.returncode, ran, open(path).read()))
+    # Nothing selected in any shard: the run fails with one line naming the
+    # filter, and no case runs (a shard empty only by sharding passes).
+    line = ("mpfixture: TESTBRIDGE_TEST_ONLY='no_such_case' (--test_filter) "
+            "matches no case of bazel_protocol_suite%s\n")
+    for shards, suffix in [({}, ""), ({"TEST_TOTAL_SHARDS": "2", "TEST_SHARD_INDEX": "1"},
+                                      " (in any shard)")]:
+        p, ran = run([suite], XML_OUTPUT_FILE=path, TESTBRIDGE_TEST_ONLY="no_such_case",
+                     **shards)
+        if ran or p.returncode != 255 or p.stderr != line % suffix:
+            fail("a filter that selects nothing%s: exit %d, ran %s, stderr %r" %
+                 (suffix, p.returncode, ran, p.stderr))
+    p, ran = run([suite], XML_OUTPUT_FILE=path, TEST_TOTAL_SHARDS="99",
+                 TEST_SHARD_INDEX="98")
+    if ran or p.returncode != 0 or testcases(path):
+        fail("a shard empty only by sharding: exit %d, ran %s, stderr %r" %
+             (p.returncode, ran, p.stderr))
+    print("a filter that selects nothing fails in every shard; a shard empty "
+          "only by sharding passes")
     # An XML that cannot be written fails the run, and leaves no temporary:
     # a directory in its place; a path too long for its temporary.
     where = os.path.join(tmp, "a_directory.xml")

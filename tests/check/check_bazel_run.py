@@ -166,12 +166,19 @@ def filter_(r, tmp):
     if sorted(seen) != sorted(want):
         fail("the filter over 2 shards ran %s" % seen)
     print("the filter over 2 shards: %s, each once" % sorted(set(seen)))
-    p, ran = r.run(TESTBRIDGE_TEST_ONLY="no_such_test", XML_OUTPUT_FILE=xml)
-    if ran or names(xml) or p.returncode:
-        fail("a filter that selects nothing: ran %s, XML %s, exit status %d"
-             % (ran, names(xml), p.returncode))
-    print("a filter that selects nothing: no test, an empty XML, exit "
-          "status 0")
+    # Nothing selected in any shard: one line naming the filter, no test
+    # run, the run fails (issue 29, item 9).
+    for shard in ("0", "1"):
+        p, ran = r.run(TESTBRIDGE_TEST_ONLY="no_such_test", TEST_TOTAL_SHARDS="2",
+                       TEST_SHARD_INDEX=shard)
+        said = [l for l in p.stderr.splitlines() if l.startswith("mpfixture:")]
+        if ran or p.returncode == 0 or said != [
+                "mpfixture: TESTBRIDGE_TEST_ONLY='no_such_test' (--test_filter) "
+                "matches no case of %s (in any shard)" % os.path.basename(r.suite)]:
+            fail("a filter that selects nothing, shard %s: ran %s, exit status "
+                 "%d, stderr %r" % (shard, ran, p.returncode, p.stderr))
+    print("a filter that selects nothing: no test, one line, the run fails "
+          "in every shard")
 
 
 def records(r, tmp):

@@ -195,6 +195,17 @@ def check_filter(suite, tmp):
     if sorted(ran) != want or sorted(testcases(xml)) != want:
         problems.append("TESTBRIDGE_TEST_ONLY: ran %s, XML %s, expected %s"
                         % (ran, sorted(testcases(xml)), want))
+    # Nothing selected in any shard: one line naming the filter, no test
+    # run, the run fails (issue 29, item 9).
+    line = ("mpfixture: TESTBRIDGE_TEST_ONLY='no_such/test' (--test_filter) "
+            "matches no case of %s (in any shard)" % os.path.basename(suite))
+    for shard in ("0", "1"):
+        p, ran = run(suite, [], TESTBRIDGE_TEST_ONLY="no_such/test",
+                     TEST_TOTAL_SHARDS="2", TEST_SHARD_INDEX=shard)
+        if ran or p.returncode == 0 or line not in p.stdout.splitlines():
+            problems.append("a filter that selects nothing, shard %s: ran %s, "
+                            "exit status %d, expected the line %r"
+                            % (shard, ran, p.returncode, line))
 
 
 def children():
