@@ -46,6 +46,10 @@ install(FILES
 if(TARGET mpf-run)
   install(TARGETS mpf-run EXPORT mpfixtureTargets
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # --escaped-fork's Python hook, beside libmpfixture (mpf-run finds it
+  # there).
+  install(FILES ${PROJECT_SOURCE_DIR}/fixture/tools/python/sitecustomize.py
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/mpfixture/python)
 endif()
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/fixture/tools/mpf_audit.py
   DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME mpf-audit)

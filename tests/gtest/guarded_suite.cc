@@ -20,7 +20,7 @@
  *   Misuse.*      a test that ends the group itself: its case and the
  *                 next test's cannot be guarded, and the group's end fails
  *   Long/LongNames  a name longer than the adapter takes
- *   Kinds.*       an escaped fork (a child ending through exit()) and a
+ *   Kinds.*       an escaped fork (a child returning from the body) and a
  *                 descriptor left open
  */
 #include <fcntl.h>
@@ -246,17 +246,19 @@ INSTANTIATE_TEST_SUITE_P(Long, LongNames, ::testing::Values(1),
                              return std::string(520, 'x');
                          });
 
-/* The other kinds, each inside gtest: a forked child that ends through
-   exit() (running the owner's atexit handlers: an escaped fork, unlike a
-   death test's child), and a descriptor left open. */
-TEST(Kinds, ChildEndsThroughExit)
+/* The other kinds, each inside gtest: a forked child that returns from
+   the body into gtest's frames (an escaped fork, stopped where the case
+   ends), and a descriptor left open. */
+TEST(Kinds, ChildReturnsFromTheBody)
 {
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0)
-        exit(0);
+        return;
     int status = 0;
     ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(MPF_ESCAPED_EXIT_STATUS, WEXITSTATUS(status));
 }
 
 TEST(Kinds, LeavesAnOpenDescriptor)

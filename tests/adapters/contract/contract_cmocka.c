@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* contract_cmocka.c — the contract's offence under the cmocka adapter. */
+/* contract_cmocka.c — the contract's deed under the cmocka adapter, and
+   (built with CONTRACT_DROPIN) under the cmocka drop-in. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,5 +20,9 @@ static void leaves_an_object(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = { cmocka_unit_test(leaves_an_object) };
+#ifdef CONTRACT_DROPIN /* guarded by the drop-in, with no change */
+    return cmocka_run_group_tests(tests, NULL, NULL);
+#else
     return mpf_run_group_tests(tests, NULL, NULL);
+#endif
 }
