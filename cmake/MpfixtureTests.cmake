@@ -5,7 +5,7 @@
 #     LABELS <label>...
 #     [ENVIRONMENT <VAR=value>...]
 #     [BUDGETS <glob>=<ms>...]
-#     [KEEP_SHM <glob>...] [KEEP_FD <glob>...]
+#     [KEEP_SHM <glob>...] [KEEP_FD <glob>...] [DEFER_SHM]
 #     [TIMEOUT <seconds>] [RUN_SERIAL]
 #     [EXPECT_OUTPUT <case> <regex> [<case> <regex>]...])
 #
@@ -38,7 +38,10 @@
 # of a suite keeps what the suite keeps. KEEP_FD does the same for
 # descriptors (MPF_KEEP_FD, property MPF_KEEP_FD): a descriptor on a file
 # whose path matches one of the globs (e.g. /var/lib/myapp/*) is the
-# code's own, never an fd_leak, never closed.
+# code's own, never an fd_leak, never closed. DEFER_SHM sets
+# MPF_DEFER_SHM=1 (property MPF_DEFER_SHM, which variants keep): a case's
+# /dev/shm objects that outlive it are held and judged after the group's
+# teardown (the state of a session the group setup opened).
 #
 # Each test's TIMEOUT sits above the case's budget plus grace, times the
 # MPF_REPEAT count of ENVIRONMENT, scaled by MPF_CTEST_TIMEOUT_FACTOR, so
@@ -96,7 +99,7 @@ endfunction()
 # The binary of mpf_add_cmocka_test() or mpf_add_check_test() (`fn`), linked
 # with `first`, its LINK_LIBRARIES and `last`, and its cases registered.
 function(_mpf_add_listed_test target fn first last)
-  cmake_parse_arguments(A "RUN_SERIAL" "TIMEOUT"
+  cmake_parse_arguments(A "RUN_SERIAL;DEFER_SHM" "TIMEOUT"
                         "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;BUDGETS;KEEP_SHM;KEEP_FD;EXPECT_OUTPUT" ${ARGN})
   if(NOT A_SOURCES)
     message(FATAL_ERROR "${fn}(${target}): SOURCES is required")
@@ -112,6 +115,10 @@ function(_mpf_add_listed_test target fn first last)
                           "${A_ENVIRONMENT}" ${A_KEEP_${kind}})
     set_target_properties(${target} PROPERTIES MPF_KEEP_${kind} "${A_KEEP_${kind}}")
   endforeach()
+  set_target_properties(${target} PROPERTIES MPF_DEFER_SHM "${A_DEFER_SHM}")
+  if(A_DEFER_SHM)
+    list(APPEND A_ENVIRONMENT "MPF_DEFER_SHM=1")
+  endif()
   _mpf_register_cases(${target} "" "${A_LABELS}" "${A_ENVIRONMENT}"
                       "${A_TIMEOUT}" "${A_RUN_SERIAL}" "" "${A_EXPECT_OUTPUT}" cases)
 endfunction()
@@ -150,6 +157,10 @@ function(mpf_add_cmocka_variant target)
     _mpf_keep_environment(A_ENVIRONMENT "mpf_add_cmocka_variant(${target})"
                           MPF_KEEP_${kind} "${A_ENVIRONMENT}" ${keep} ${A_KEEP_${kind}})
   endforeach()
+  get_target_property(defer ${target} MPF_DEFER_SHM)
+  if(defer)
+    list(APPEND A_ENVIRONMENT "MPF_DEFER_SHM=1")
+  endif()
   _mpf_register_cases(${target} "${A_SUFFIX}" "${A_LABELS}" "${A_ENVIRONMENT}"
                       "${A_TIMEOUT}" "${A_RUN_SERIAL}" "${A_CASES}" "" cases)
 endfunction()

@@ -5,6 +5,7 @@
     compare_verdicts.py --plain BIN (--guarded BIN | --per-case MPF_RUN
                         [--run-option OPT]...)
                         [--planted CASE:KIND,...] [--keep GLOB,...]
+                        [--planted-group CASE:KIND,...]
                         [-- ARGS...]
 
 Both builds come from the same unchanged source: BIN of --plain links
@@ -20,6 +21,11 @@ Passes when:
     planted ones: those pass plain and fail guarded, and their audit line
     names the planted kind;
   - every case run has exactly one audit line, whose verdict agrees;
+  - each planted group offence (--planted-group: what a case leaves that
+    the guard holds for the group's end, MPF_DEFER_SHM=1) passes its case
+    plain and guarded, and fails the group's end: its teardown (one more
+    failed teardown than plain) and a "(group end)" audit line with the
+    kind, naming the case;
   - the same group setups and teardowns fail plain and guarded (a guard
     that closes or removes what the group still uses fails its teardown);
   - (run in a /dev/shm of its own where one can be made, see
@@ -59,6 +65,7 @@ def fail(msg):
     sys.exit(1)
 
 
+GROUP_END = "(group end)"  # the audit line of the group's end
 GROUP_FAILED = re.compile(r"\[ *(FAILED|ERROR) *\] GROUP (SETUP|TEARDOWN)")
 
 
@@ -221,10 +228,13 @@ def main():
     ap.add_argument("--per-case")
     ap.add_argument("--run-option", action="append", default=[])
     ap.add_argument("--planted", default="")
+    ap.add_argument("--planted-group", default="")
     ap.add_argument("--keep", default="")
     ap.add_argument("args", nargs="*")
     a = ap.parse_args()
     planted = dict(p.split(":", 1) for p in a.planted.split(",") if p)
+    planted_group = dict(p.split(":", 1)
+                         for p in a.planted_group.split(",") if p)
     keep = [g for g in a.keep.split(",") if g]
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -288,10 +298,22 @@ def main():
         if not any(fnmatch.fnmatch(e, g) for e in entries):
             fail("keep-listed %s is gone after the guarded run" % g + report)
 
-    if group_failures(out_plain) != group_failures(out_guarded):
+    group_end = [line for line in lines if line["case"] == GROUP_END]
+    lines = [line for line in lines if line["case"] != GROUP_END]
+    expected_failures = group_failures(out_plain) + (
+        ["TEARDOWN"] if planted_group else [])
+    if group_failures(out_guarded) != expected_failures:
         fail("group setups or teardowns failed: plain %s, guarded %s"
              % (group_failures(out_plain), group_failures(out_guarded))
              + report)
+    for case, kind in sorted(planted_group.items()):
+        named = [of for line in group_end if kind in line["kinds"]
+                 for of in line["offenders"]
+                 if "during case '%s'" % case in of.get("detail", "")]
+        if not named:
+            fail("planted group offence of case %s: no (group end) audit "
+                 "line with kind %s naming it: %s" % (case, kind, group_end)
+                 + report)
     if set(plain) != set(guarded):
         fail("cases differ: plain %s, guarded %s" % (sorted(plain),
                                                      sorted(guarded)) + report)
