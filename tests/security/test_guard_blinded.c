@@ -26,6 +26,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -264,6 +265,35 @@ static void nofile_limit_of_3_and_a_survivor(void **state)
     assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
 }
 
+/* Without CAP_SYS_RESOURCE a hard limit once lowered cannot be raised:
+   drop it from this process (effective, permitted, inheritable), as a run
+   without it would be, wherever the test runs. */
+static void drop_cap_sys_resource(void)
+{
+    struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+    assert_int_equal(syscall(SYS_capget, &h, d), 0);
+    unsigned i = CAP_SYS_RESOURCE / 32, bit = 1u << (CAP_SYS_RESOURCE % 32);
+    d[i].effective &= ~bit;
+    d[i].permitted &= ~bit;
+    d[i].inheritable &= ~bit;
+    assert_int_equal(syscall(SYS_capset, &h, d), 0);
+}
+
+/* The hard limit, for good: the guard stays blind. A supervised runner is
+   replaced (the next case passes in a new one); in the calling process
+   (MPF_ISOLATE=none) the next case cannot begin, and the group's end has
+   the watchdog kill the survivor. */
+static void hard_nofile_limit_lowered_and_a_survivor(void **state)
+{
+    (void)state;
+    marked_child();
+    shm_leak();
+    drop_cap_sys_resource();
+    struct rlimit rl = { 3, 3 };
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
 static void subreaper_cleared_and_a_double_fork(void **state)
 {
     (void)state;
@@ -319,6 +349,7 @@ NEXT(dup2_over_inotify_and_a_shm_leak)
 NEXT(steered_descriptors_name_an_unrelated_tree)
 NEXT(nofile_limit_of_3_and_a_survivor)
 NEXT(subreaper_cleared_and_a_double_fork)
+NEXT(hard_nofile_limit_lowered_and_a_survivor)
 
 #define PAIR(offence)              \
     mpf_unit_test(offence, 10000), \
@@ -336,6 +367,7 @@ int main(void)
         PAIR(steered_descriptors_name_an_unrelated_tree),
         PAIR(nofile_limit_of_3_and_a_survivor),
         PAIR(subreaper_cleared_and_a_double_fork),
+        PAIR(hard_nofile_limit_lowered_and_a_survivor),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }
