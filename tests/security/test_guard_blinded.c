@@ -15,7 +15,8 @@
  * left.
  *
  * The guard's descriptors are found as a case would find them: by what
- * /proc/self/fd says they are.
+ * /proc/self/fd says they are. A child the caller forked before the cases
+ * must outlive them: the program says whether it did, last.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -355,8 +356,22 @@ NEXT(hard_nofile_limit_lowered_and_a_survivor)
     mpf_unit_test(offence, 10000), \
         mpf_unit_test(offence##_next_case_passes, 10000)
 
+/* A child of the caller, forked before the cases: no case's, so the
+   fixture never kills it (the supervisor spares it, and so does the
+   watchdog that ends what a blind guard could not see). */
+static pid_t caller_child(void)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        for (;;)
+            pause();
+    return pid;
+}
+
 int main(void)
 {
+    pid_t mine = caller_child();
     const struct CMUnitTest tests[] = {
         PAIR(close_range_and_a_survivor),
         PAIR(dup2_over_children_and_a_survivor),
@@ -369,5 +384,13 @@ int main(void)
         PAIR(subreaper_cleared_and_a_double_fork),
         PAIR(hard_nofile_limit_lowered_and_a_survivor),
     };
-    return mpf_run_group_tests(tests, NULL, NULL);
+    int rc = mpf_run_group_tests(tests, NULL, NULL);
+    bool alive = mine > 0 && waitpid(mine, NULL, WNOHANG) == 0;
+    printf("the caller's child was %s\n",
+           alive ? "spared" : "killed by the fixture");
+    if (mine > 0) {
+        kill(mine, SIGKILL);
+        waitpid(mine, NULL, 0);
+    }
+    return rc;
 }
