@@ -5,6 +5,7 @@
 # unrelated setsid process tree started before it, then say whether that
 # tree is alive and what the run left: the lines after the run's own
 # output are
+#   audit CASE VERDICT                (with MPF_TEST_AUDIT=1: each audit line)
 #   exit status N
 #   bystander PID alive|gone          (twice: the tree's two processes)
 #   left in ps: N                     (live processes named MPF_TEST_MARK)
@@ -20,9 +21,16 @@ mkfifo "$dir/ready"
 # child; the fifo says their pids (no sleep to wait for it).
 setsid -f sh -c 'sleep 3600 & echo $$ $! > "$1"; wait' sh "$dir/ready"
 read -r b1 b2 < "$dir/ready"
+if [ "${MPF_TEST_AUDIT:-}" = 1 ]; then
+  export MPF_AUDIT="$dir/audit.jsonl"
+fi
 MPF_TEST_TMP=$dir MPF_TEST_MARK=$mark MPF_TEST_BYSTANDER="$b1 $b2" MPF_CASE="$offence*" \
   "$bin" 2>&1
-echo "exit status $?"
+status=$?
+if [ "${MPF_TEST_AUDIT:-}" = 1 ] && [ -f "$MPF_AUDIT" ]; then
+  sed -n 's/.*"case":"\([^"]*\)","verdict":"\([^"]*\)".*/audit \1 \2/p' "$MPF_AUDIT"
+fi
+echo "exit status $status"
 for p in "$b1" "$b2"; do
   if [ -d "/proc/$p" ] && ! grep -q ') Z' "/proc/$p/stat"; then
     echo "bystander $p alive"

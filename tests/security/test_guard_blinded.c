@@ -15,7 +15,8 @@
  * left.
  *
  * The guard's descriptors are found as a case would find them: by what
- * /proc/self/fd says they are.
+ * /proc/self/fd says they are. A child the caller forked before the cases
+ * must outlive them: the program says whether it did, last.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -264,6 +266,35 @@ static void nofile_limit_of_3_and_a_survivor(void **state)
     assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
 }
 
+/* Without CAP_SYS_RESOURCE a hard limit once lowered cannot be raised:
+   drop it from this process (effective, permitted, inheritable), as a run
+   without it would be, wherever the test runs. */
+static void drop_cap_sys_resource(void)
+{
+    struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+    assert_int_equal(syscall(SYS_capget, &h, d), 0);
+    unsigned i = CAP_SYS_RESOURCE / 32, bit = 1u << (CAP_SYS_RESOURCE % 32);
+    d[i].effective &= ~bit;
+    d[i].permitted &= ~bit;
+    d[i].inheritable &= ~bit;
+    assert_int_equal(syscall(SYS_capset, &h, d), 0);
+}
+
+/* The hard limit, for good: the guard stays blind. A supervised runner is
+   replaced (the next case passes in a new one); in the calling process
+   (MPF_ISOLATE=none) the next case cannot begin, and the group's end has
+   the watchdog kill the survivor. */
+static void hard_nofile_limit_lowered_and_a_survivor(void **state)
+{
+    (void)state;
+    marked_child();
+    shm_leak();
+    drop_cap_sys_resource();
+    struct rlimit rl = { 3, 3 };
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
 static void subreaper_cleared_and_a_double_fork(void **state)
 {
     (void)state;
@@ -319,13 +350,28 @@ NEXT(dup2_over_inotify_and_a_shm_leak)
 NEXT(steered_descriptors_name_an_unrelated_tree)
 NEXT(nofile_limit_of_3_and_a_survivor)
 NEXT(subreaper_cleared_and_a_double_fork)
+NEXT(hard_nofile_limit_lowered_and_a_survivor)
 
 #define PAIR(offence)              \
     mpf_unit_test(offence, 10000), \
         mpf_unit_test(offence##_next_case_passes, 10000)
 
+/* A child of the caller, forked before the cases: no case's, so the
+   fixture never kills it (the supervisor spares it, and so does the
+   watchdog that ends what a blind guard could not see). */
+static pid_t caller_child(void)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        for (;;)
+            pause();
+    return pid;
+}
+
 int main(void)
 {
+    pid_t mine = caller_child();
     const struct CMUnitTest tests[] = {
         PAIR(close_range_and_a_survivor),
         PAIR(dup2_over_children_and_a_survivor),
@@ -336,6 +382,15 @@ int main(void)
         PAIR(steered_descriptors_name_an_unrelated_tree),
         PAIR(nofile_limit_of_3_and_a_survivor),
         PAIR(subreaper_cleared_and_a_double_fork),
+        PAIR(hard_nofile_limit_lowered_and_a_survivor),
     };
-    return mpf_run_group_tests(tests, NULL, NULL);
+    int rc = mpf_run_group_tests(tests, NULL, NULL);
+    bool alive = mine > 0 && waitpid(mine, NULL, WNOHANG) == 0;
+    printf("the caller's child was %s\n",
+           alive ? "spared" : "killed by the fixture");
+    if (mine > 0) {
+        kill(mine, SIGKILL);
+        waitpid(mine, NULL, 0);
+    }
+    return rc;
 }
