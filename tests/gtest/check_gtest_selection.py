@@ -49,6 +49,10 @@ ROWS = {
         ["--gtest_filter=Leaks.*"], {"MPF_CASE": "Budget.*"}, 2,
         ("fails", "mpfixture: --gtest_filter='Leaks.*' and MPF_CASE="
          "'Budget.*' match no case of %s (in any shard)" % PROGRAM)),
+    "negative_filter_of_every_test_fails": (
+        ["--gtest_filter=-*"], {}, None,
+        ("fails", "mpfixture: --gtest_filter='-*' matches no case of %s"
+         % PROGRAM)),
     # Passing rows: one selected test over 4 shards leaves 3 empty only
     # by sharding; MPF_CASE narrows the filter, alone or with it.
     "shard_empty_only_by_sharding_passes": (
@@ -56,6 +60,10 @@ ROWS = {
         ("runs", {0: ["Leaks.CleanFirst"], 1: [], 2: [], 3: []})),
     "mpf_case_selects_alone": (
         [], {"MPF_CASE": "Leaks.Clean*"}, None,
+        ("runs", {None: ["Leaks.CleanFirst", "Leaks.CleanAgain"]})),
+    "filter_of_several_patterns_less_one_selects_the_rest": (
+        ["--gtest_filter=Leaks.CleanFirst:Leaks.CleanAgain:Budgets.Short*"
+         "-Budgets.*"], {}, None,
         ("runs", {None: ["Leaks.CleanFirst", "Leaks.CleanAgain"]})),
     "mpf_case_selects_within_the_filter": (
         ["--gtest_filter=Leaks.Clean*:Budgets.*"], {"MPF_CASE": "*First"},
