@@ -6,6 +6,7 @@
  * (fork, setsid, fork, the middle one exits: the daemon is an orphan,
  * re-parented to mpf-run's guard), then says so on descriptor 9
  * ("<self> <child> <daemon> <name>\n") and waits to be killed.
+ * MPF_TEST_KEEP_MANY: keep_many.h.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +15,8 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "keep_many.h"
 
 #define READY_FD 9
 
@@ -25,6 +28,8 @@ static void wait_forever(void)
 
 int main(void)
 {
+    if (make_kept_and_many() != 0)
+        return 1;
     char name[64];
     snprintf(name, sizeof name, "/mpf-plain-tree-%d", (int)getpid());
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);

@@ -5,7 +5,7 @@
  * objects and a child, says so on the descriptor MPF_TEST_READY_FD names
  * ("<runner> <child> <name> <name>\n"), then waits to be killed. The
  * second case passes. MPF_TEST_BLOCK_ORPHAN_SIGNAL: the case blocks the
- * runner's parent-death signal first.
+ * runner's parent-death signal first. MPF_TEST_KEEP_MANY: keep_many.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +24,8 @@
 
 #include <mpfixture/mpfixture.h>
 
+#include "keep_many.h"
+
 static void case_makes_objects_and_a_child_then_waits(void **state)
 {
     (void)state;
@@ -32,6 +34,7 @@ static void case_makes_objects_and_a_child_then_waits(void **state)
         fail_msg("MPF_TEST_READY_FD is not set");
         return;
     }
+    assert_int_equal(make_kept_and_many(), 0);
     char names[2][64];
     for (int i = 0; i < 2; i++) {
         snprintf(names[i], sizeof names[i], "/mpf-killed-%d-%d", (int)getpid(),

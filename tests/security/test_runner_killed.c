@@ -23,6 +23,11 @@
  * other process of the tree are gone (pidfds polled, and what landed on
  * this process, a child subreaper, ends by itself) — checked with a
  * bounded wait on the pidfds, never a sleep.
+ *
+ * With MPF_TEST_KEEP_MANY=N (and MPF_KEEP_SHM=mpf-killed-kept-*), every
+ * mode also checks that the object the keep list declares, made before N
+ * others (beyond the named slots: keep_many.h), outlives the kill and the
+ * removal that follows it, and that the N others are gone.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -43,11 +48,46 @@
 #define DEATH_BOUND_MS 20000 /* a failure bound, not a pace */
 
 static int failures;
+/* MPF_TEST_KEEP_MANY: the objects each case makes beyond its two. */
+static int many;
 
 static void fail(int round, const char *what)
 {
     fprintf(stderr, "round %d: %s\n", round, what);
     failures++;
+}
+
+/* The subject `maker` made its kept object and `many` others
+   (keep_many.h): the kept one is left, the others are gone. Removes what
+   is there. */
+static void check_kept(int round, pid_t maker)
+{
+    if (!many)
+        return;
+    char path[96];
+    snprintf(path, sizeof path, "/dev/shm/mpf-killed-kept-%d", (int)maker);
+    if (unlink(path) != 0)
+        fail(round, "the kept object was removed");
+    int left = 0;
+    for (int i = 0; i < many; i++) {
+        snprintf(path, sizeof path, "/dev/shm/mpf-killed-%d-m%d", (int)maker, i);
+        left += unlink(path) == 0;
+    }
+    if (left) {
+        char m[96];
+        snprintf(m, sizeof m, "%d of the %d objects beyond the named slots "
+                 "are left", left, many);
+        fail(round, m);
+    }
+}
+
+/* `"shm_leaks":N` of a case that made `made` objects besides the kept one
+   and the others of MPF_TEST_KEEP_MANY. */
+static const char *leaks_field(int made)
+{
+    static char field[48];
+    snprintf(field, sizeof field, "\"shm_leaks\":%d", made + many);
+    return field;
 }
 
 static int pidfd_open(pid_t pid)
@@ -155,7 +195,7 @@ static void check_binary_killed_audit(int round, const char *audit, pid_t bin)
         fail(round, "the killed case has no audit line (or two)");
     } else if (!strstr(l, "\"verdict\":\"fail\"") ||
                !strstr(l, "\"test\":\"error\"") || !strstr(l, said) ||
-               !strstr(l, "\"shm_leaks\":2") || !strstr(l, "\"survivors\":1")) {
+               !strstr(l, leaks_field(2)) || !strstr(l, "\"survivors\":1")) {
         fprintf(stderr, "%s\n", l);
         fail(round, "the killed case's audit line does not say it all");
     }
@@ -241,6 +281,7 @@ static void one_round(int round, bool kill_binary, const char *subject,
             fail(round, "an object of the killed case is left");
             unlink(path[i]);
         }
+    check_kept(round, runner);
     if (kill_binary) {
         check_binary_killed_audit(round, audit, bin);
         return;
@@ -253,7 +294,7 @@ static void one_round(int round, bool kill_binary, const char *subject,
     } else if (!strstr(l, "\"verdict\":\"fail\"") ||
                !strstr(l, "\"test\":\"error\"") ||
                !strstr(l, "runner killed by signal 9") ||
-               !strstr(l, "\"shm_leaks\":2") || !strstr(l, "\"survivors\":1")) {
+               !strstr(l, leaks_field(2)) || !strstr(l, "\"survivors\":1")) {
         fprintf(stderr, "%s\n", l);
         fail(round, "the killed case's audit line does not say it all");
     }
@@ -336,6 +377,7 @@ static void orphan_check(const char *subject, const char *mpf_run,
                     sizeof l) ||
         !strstr(l, "--reclaim"))
         fail(0, "--reclaim left the page of a dead orphaned runner");
+    check_kept(0, orphan.runner);
     close(runner_fd);
     close(child_fd);
     unlink(audit);
@@ -390,6 +432,7 @@ static int reclaim_check(const char *subject, const char *mpf_run)
         if (!shm_exists(live.name[i]))
             fail(0, "the reclaim removed an object of a live run");
     }
+    check_kept(0, dead.runner);
     if (access(similar, F_OK) != 0)
         fail(0, "the reclaim removed an object that only looks like one");
     unlink(similar);
@@ -399,7 +442,7 @@ static int reclaim_check(const char *subject, const char *mpf_run)
         !audit_line(text, "case_makes_objects_and_a_child_then_waits", l,
                     sizeof l) ||
         !strstr(l, "\"test\":\"error\"") || !strstr(l, "--reclaim") ||
-        !strstr(l, "\"shm_leaks\":2"))
+        !strstr(l, leaks_field(2)))
         fail(0, "the dead run's case has no audit line from the reclaim");
     orphan_check(subject, mpf_run, cwd);
     /* The live run ends as any killed runner does. */
@@ -410,6 +453,7 @@ static int reclaim_check(const char *subject, const char *mpf_run)
     for (int i = 0; i < 2; i++)
         if (shm_exists(live.name[i]))
             fail(0, "the live run's objects are left after its end");
+    check_kept(0, live.runner);
     while (wait(NULL) > 0 || errno == EINTR)
         ;
     unlink(audit_dead);
@@ -492,6 +536,7 @@ static int mpf_run_check(const char *subject, const char *mpf_run)
         for (int i = 0; i < 2; i++)
             if (shm_exists(st.name[i]))
                 fail(round, "an object of the case is left");
+        check_kept(round, st.runner);
         close(bin_fd);
         close(runner_fd);
         close(child_fd);
@@ -586,6 +631,7 @@ static int plain_tree_check(const char *subject, const char *mpf_run)
         alarm(0);
         if (kill_guard && (!WIFEXITED(status) || WEXITSTATUS(status) != 125))
             fail(round, "mpf-run did not exit 125 when its guard was killed");
+        check_kept(round, tree[1]);
         if (shm_exists(name)) {
             fail(round, "the command's object is left");
             char path[96];
@@ -602,7 +648,7 @@ static int plain_tree_check(const char *subject, const char *mpf_run)
         if (!text || !audit_line(text, "plain_tree_subject", l, sizeof l) ||
             !strstr(l, "\"verdict\":\"fail\"") ||
             !strstr(l, "\"test\":\"error\"") || !strstr(l, said) ||
-            !strstr(l, "\"shm_leaks\":1")) {
+            !strstr(l, leaks_field(1))) {
             fprintf(stderr, "%s\n", text ? text : "(no audit file)");
             fail(round, "the run's audit line does not say it was killed");
         }
@@ -616,6 +662,8 @@ int main(int argc, char **argv)
 {
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
         return perror("PR_SET_CHILD_SUBREAPER"), 2;
+    const char *v = getenv("MPF_TEST_KEEP_MANY");
+    many = v ? atoi(v) : 0;
     if (argc == 4 && strcmp(argv[1], "reclaim") == 0)
         return reclaim_check(argv[2], argv[3]);
     if (argc == 4 && strcmp(argv[1], "mpf-run") == 0)

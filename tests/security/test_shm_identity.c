@@ -90,6 +90,14 @@ static void path_out_of_dev_shm_is_reported_not_removed(void **state)
     mpf_expect(MPF_SHM_LEAK, "not removed: its path leads out of /dev/shm");
 }
 
+/* The same under a keep list whose pattern matches "..": a path out of
+   /dev/shm is no entry of it, never kept. */
+static void path_out_of_dev_shm_is_never_kept(void **state)
+{
+    assert_int_equal(mpf_keep_shm(".?"), 0);
+    path_out_of_dev_shm_is_reported_not_removed(state);
+}
+
 /* A directory the case made under /dev/shm holds a symlink out of it, and
    a file is created through the link: reported, never removed (no
    component of a path is followed when the fixture removes), and what the
@@ -234,6 +242,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         mpf_unit_test(path_out_of_dev_shm_is_reported_not_removed, 5000),
+        mpf_unit_test(path_out_of_dev_shm_is_never_kept, 5000),
         mpf_unit_test(symlink_in_a_case_directory_is_not_followed, 5000),
         mpf_unit_test(name_taken_over_by_another_object_is_left, 5000),
         mpf_unit_test(name_taken_over_by_the_same_owner_is_left, 5000),
