@@ -95,6 +95,15 @@ void mpf__ledger_shm(enum mpf__shm_how how, const char *name,
     records++;
 }
 
+/* A rename or link: recorded as the ledger would a move of an object
+   this process made (the races here are about what the call decides). */
+void mpf__ledger_shm_name(enum mpf__shm_how how, const char *name,
+                          const char *from, const struct stat *st)
+{
+    (void)from;
+    mpf__ledger_shm(how, name, st);
+}
+
 static struct race_gate *g;
 
 static int shm_dir = -1;
