@@ -6,6 +6,8 @@
  * ("<runner> <child> <name> <name>\n"), then waits to be killed. The
  * second case passes. MPF_TEST_BLOCK_ORPHAN_SIGNAL: the case blocks the
  * runner's parent-death signal first. MPF_TEST_KEEP_MANY: keep_many.h.
+ * MPF_TEST_WINDOW: the case dies inside the create-then-record window
+ * (test_runner_killed window).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <mpfixture/mpfixture.h>
@@ -35,6 +38,20 @@ static void case_makes_objects_and_a_child_then_waits(void **state)
         return;
     }
     assert_int_equal(make_kept_and_many(), 0);
+    /* MPF_TEST_WINDOW: an object made by a raw system call (no record),
+       then one whose creator dies before its record (die_after_create.c
+       kills this process inside shm_open). */
+    if (getenv("MPF_TEST_WINDOW")) {
+        char raw[64];
+        snprintf(raw, sizeof raw, "/dev/shm/mpf-raw-%d", (int)getpid());
+        long fd = syscall(SYS_openat, AT_FDCWD, raw,
+                          O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        close((int)fd);
+        snprintf(raw, sizeof raw, "/mpf-window-%d", (int)getpid());
+        (void)shm_open(raw, O_CREAT | O_EXCL | O_RDWR, 0600);
+        fail_msg("still alive after creating %s", raw);
+    }
     char names[2][64];
     for (int i = 0; i < 2; i++) {
         snprintf(names[i], sizeof names[i], "/mpf-killed-%d-%d", (int)getpid(),

@@ -11,6 +11,10 @@
  *   test_runner_killed plain-tree SUBJECT MPF_RUN  SIGKILL of mpf-run, then
  *                                           of its guard, running a plain
  *                                           program's tree (SUBJECT)
+ *   test_runner_killed window SUBJECT LIBMPFIXTURE SHIM
+ *                                           the runner killed inside the
+ *                                           create-then-record window
+ *                                           (SHIM: die_after_create.c)
  *
  * Each round runs SUBJECT (runner_killed_subject) with MPF_AUDIT set, waits
  * until its first case says it has made its shm objects and its child (a
@@ -658,6 +662,85 @@ static int plain_tree_check(const char *subject, const char *mpf_run)
     return failures ? 1 : 0;
 }
 
+/* The entry named "<prefix><digits>" in text, into out; false if none. */
+static bool name_in(const char *text, const char *prefix, char *out,
+                    size_t size)
+{
+    const char *at = text ? strstr(text, prefix) : NULL;
+    if (!at)
+        return false;
+    size_t n = strlen(prefix);
+    while (at[n] >= '0' && at[n] <= '9')
+        n++;
+    snprintf(out, size, "%.*s", (int)n, at);
+    return true;
+}
+
+/*
+ * The runner dies inside the create-then-record window: the shim kills it
+ * after the kernel made "mpf-window-<pid>" and before the ledger recorded
+ * it; the case made "mpf-raw-<pid>" by a raw system call before. Neither
+ * has a record, so nothing proves whose they are: the supervisor must
+ * name both in the killed case's audit line and on stderr (left in place),
+ * and still remove what the ledger holds.
+ */
+static int window_check(const char *subject, const char *lib, const char *shim)
+{
+    char audit[64], preload[1024];
+    snprintf(audit, sizeof audit, "window_%d.jsonl", (int)getpid());
+    snprintf(preload, sizeof preload, "%s %s", lib, shim);
+    unlink(audit);
+    pid_t bin = fork();
+    if (bin < 0)
+        return perror("fork"), 2;
+    if (bin == 0) {
+        setenv("LD_PRELOAD", preload, 1);
+        setenv("MPF_TEST_DIE_AFTER_CREATING", "mpf-window-", 1);
+        setenv("MPF_TEST_WINDOW", "1", 1);
+        setenv("MPF_TEST_READY_FD", "9", 1);
+        setenv("MPF_AUDIT", audit, 1);
+        execl(subject, subject, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(bin, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 1)
+        fail(0, "the binary did not exit 1");
+    const char *text = read_all(audit);
+    char l[4096], window[64], raw[64];
+    if (!text || !audit_line(text, "case_makes_objects_and_a_child_then_waits",
+                             l, sizeof l)) {
+        fail(0, "the killed case has no audit line (or two)");
+    } else {
+        if (!strstr(l, "runner killed by signal 9") ||
+            !strstr(l, "left in place, born in /dev/shm during the case and "
+                       "explained by no record of it: "))
+            fail(0, "the killed case's line names nothing it left");
+        if (!name_in(l, "mpf-window-", window, sizeof window))
+            fail(0, "the object made inside the window is not named");
+        else if (!shm_exists(window))
+            fail(0, "the named object made inside the window is gone");
+        if (!name_in(l, "mpf-raw-", raw, sizeof raw))
+            fail(0, "the object made by a raw system call is not named");
+        else if (!shm_exists(raw))
+            fail(0, "the named object made by a raw system call is gone");
+        if (strstr(l, "mpf-killed-"))
+            fail(0, "an object nobody made in this round is named");
+    }
+    if (failures && text)
+        fprintf(stderr, "%s\n", text);
+    const char *names[] = { window, raw };
+    for (int i = 0; text && i < 2; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "/dev/shm/%s", names[i]);
+        unlink(path);
+    }
+    unlink(audit);
+    printf("window: %d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
@@ -670,6 +753,8 @@ int main(int argc, char **argv)
         return mpf_run_check(argv[2], argv[3]);
     if (argc == 4 && strcmp(argv[1], "plain-tree") == 0)
         return plain_tree_check(argv[2], argv[3]);
+    if (argc == 5 && strcmp(argv[1], "window") == 0)
+        return window_check(argv[2], argv[3], argv[4]);
     if (argc != 4 ||
         (strcmp(argv[1], "runner") != 0 && strcmp(argv[1], "binary") != 0))
         return fprintf(stderr,
