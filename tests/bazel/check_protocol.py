@@ -9,6 +9,8 @@ checks what the protocol promises (fixture/src/adapters/adapter.h).
     check_protocol.py filter    SUITE          TESTBRIDGE_TEST_ONLY
     check_protocol.py premature SUITE          TEST_PREMATURE_EXIT_FILE
     check_protocol.py mpf_run   MPF_RUN SUITE  mpf-run's whole run and --per-case
+    check_protocol.py links     MPF_RUN SUITE  no protocol file is written
+                                               through a planted symlink
 
 Prints what it saw; exits 1 naming the first broken promise."""
 import os
@@ -406,12 +408,148 @@ def mpf_run(mpf_run_bin, suite, tmp):
     no_temporaries(tmp)
 
 
+PRECIOUS = "precious contents, never to be written\n"
+
+
+def planted(tmp, name, dangling=False):
+    """A symlink at tmp/name to a file of known contents (or to a name
+    that does not exist), and a check that it was not written through."""
+    target = os.path.join(tmp, name + ".target")
+    if os.path.lexists(target):
+        os.unlink(target)
+    if not dangling:
+        with open(target, "w") as f:
+            f.write(PRECIOUS)
+    link = os.path.join(tmp, name)
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(target, link)
+
+    def untouched(what):
+        if dangling and os.path.lexists(target):
+            fail("%s: the dangling link's target was created" % what)
+        if not dangling and open(target).read() != PRECIOUS:
+            fail("%s: the link's target was written: %r" %
+                 (what, open(target).read()[:120]))
+        if not os.path.islink(link) or os.readlink(link) != target:
+            fail("%s: the planted link itself was replaced" % what)
+    return link, untouched
+
+
+def refused(what, p, variable, path):
+    """The run failed, saying in one line that `variable`'s file at `path`
+    is a symbolic link it did not follow."""
+    said = "%s='%s': a symbolic link, not followed" % (variable, path)
+    lines = [ln for ln in p.stderr.splitlines() if said in ln]
+    if p.returncode == 0 or len(lines) != 1:
+        fail("%s: exit status %d, stderr %r" % (what, p.returncode, p.stderr))
+    print("%s: refused, exit status %d: %s" % (what, p.returncode, lines[0]))
+
+
+def under_pid(target, cmd):
+    """cmd run by a shell that plants a symlink to target at
+    "$XML_OUTPUT_FILE.$$.tmp" and then execs cmd: the program keeps the
+    shell's pid, so the planted name is its temporary's."""
+    return ["sh", "-c", 'ln -s "$1" "$XML_OUTPUT_FILE.$$.tmp" && shift && '
+            'exec "$@"', "sh", target] + cmd
+
+
+def links(mpf_run_bin, suite, tmp):
+    """Each section on its own: one that fails does not hide the others."""
+    failed = []
+    for section in (links_xml_temporary, links_xml_file, links_premature,
+                    links_shard_status):
+        try:
+            section(mpf_run_bin, suite, tmp)
+        except SystemExit:
+            failed.append(section.__name__)
+    if failed:
+        fail("planted links: %s" % ", ".join(failed))
+
+
+def links_xml_temporary(mpf_run_bin, suite, tmp):
+    # The JUnit writer's temporary (<XML_OUTPUT_FILE>.<pid>.tmp) is a
+    # symlink: the XML is not written, the run fails. (mpf-run writes its
+    # XML through the same function, from its guard process, a pid this
+    # test cannot know beforehand.)
+    xml = os.path.join(tmp, "test.xml")
+    for who, cmd in [("the suite", [suite])]:
+        target = os.path.join(tmp, "tmp.target")
+        with open(target, "w") as f:
+            f.write(PRECIOUS)
+        p, _ = run(under_pid(target, cmd), XML_OUTPUT_FILE=xml,
+                   TESTBRIDGE_TEST_ONLY="case_one")
+        tmps = [f for f in os.listdir(tmp) if f.startswith("test.xml.")]
+        if open(target).read() != PRECIOUS:
+            fail("%s: the XML's temporary was written through a symlink: %r" %
+                 (who, open(target).read()[:120]))
+        if len(tmps) != 1 or not os.path.islink(os.path.join(tmp, tmps[0])):
+            fail("%s: the planted temporary was replaced or others left: %s" %
+                 (who, tmps))
+        said = [ln for ln in p.stderr.splitlines()
+                if "XML_OUTPUT_FILE='%s'" % xml in ln and tmps[0] in ln]
+        if p.returncode == 0 or len(said) != 1 or os.path.exists(xml):
+            fail("%s, its XML's temporary a planted symlink: exit status %d, "
+                 "stderr %r" % (who, p.returncode, p.stderr))
+        print("%s, its XML's temporary a planted symlink: exit status %d, "
+              "the target unchanged: %s" % (who, p.returncode, said[0]))
+        os.unlink(os.path.join(tmp, tmps[0]))
+        os.unlink(target)
+
+
+def links_xml_file(mpf_run_bin, suite, tmp):
+    # XML_OUTPUT_FILE itself a symlink: refused, never replaced.
+    for who, cmd in [("the suite", [suite]),
+                     ("mpf-run", [mpf_run_bin, "--", "true"])]:
+        link, untouched = planted(tmp, "linked.xml")
+        p, _ = run(cmd, XML_OUTPUT_FILE=link, TESTBRIDGE_TEST_ONLY="case_one")
+        untouched("%s, XML_OUTPUT_FILE a symlink" % who)
+        refused("%s, XML_OUTPUT_FILE a symlink" % who, p, "XML_OUTPUT_FILE", link)
+
+
+def links_premature(mpf_run_bin, suite, tmp):
+    # TEST_PREMATURE_EXIT_FILE a symlink (to a file, or dangling): no case
+    # runs, nothing written through it.
+    for dangling in (False, True):
+        link, untouched = planted(tmp, "premature", dangling)
+        p, ran = run([suite], TEST_PREMATURE_EXIT_FILE=link,
+                     TESTBRIDGE_TEST_ONLY="case_one")
+        what = "TEST_PREMATURE_EXIT_FILE a%s symlink" % (
+            " dangling" if dangling else "")
+        untouched(what)
+        if ran:
+            fail("%s: cases ran: %s" % (what, ran))
+        refused(what, p, "TEST_PREMATURE_EXIT_FILE", link)
+    # mpf-run never writes a premature-exit file that exists (O_EXCL): a
+    # symlink there is left as it is, its target too.
+    link, untouched = planted(tmp, "premature")
+    p, _ = run([mpf_run_bin, "--", "true"], TEST_PREMATURE_EXIT_FILE=link)
+    untouched("mpf-run, TEST_PREMATURE_EXIT_FILE a symlink")
+    print("mpf-run, TEST_PREMATURE_EXIT_FILE a symlink: left alone, exit "
+          "status %d" % p.returncode)
+
+
+def links_shard_status(mpf_run_bin, suite, tmp):
+    # TEST_SHARD_STATUS_FILE a symlink (to a file, or dangling): no case
+    # runs, the target neither touched nor created.
+    for dangling in (False, True):
+        link, untouched = planted(tmp, "status", dangling)
+        p, ran = run([suite], TEST_TOTAL_SHARDS="2", TEST_SHARD_INDEX="0",
+                     TEST_SHARD_STATUS_FILE=link)
+        what = "TEST_SHARD_STATUS_FILE a%s symlink" % (
+            " dangling" if dangling else "")
+        untouched(what)
+        if ran:
+            fail("%s: cases ran: %s" % (what, ran))
+        refused(what, p, "TEST_SHARD_STATUS_FILE", link)
+
 def main():
     what, args = sys.argv[1], sys.argv[2:]
     tmp = tempfile.mkdtemp(prefix="mpf-bazel-protocol.")
     try:
         {"shards": shards, "xml": xml, "filter": filter_,
-         "premature": premature, "mpf_run": mpf_run}[what](*args, tmp)
+         "premature": premature, "mpf_run": mpf_run,
+         "links": links}[what](*args, tmp)
     finally:
         shutil.rmtree(tmp)
     print("ok")

@@ -17,6 +17,22 @@ add_test(NAME audit_lines.kill_loop_of_8_writers_leaves_no_line_glued
 set_tests_properties(audit_lines.kill_loop_of_8_writers_leaves_no_line_glued
   PROPERTIES LABELS "fixture;security" TIMEOUT 600 PASS_REGULAR_EXPRESSION "\nOK\n")
 
+# Issue 30, item 5: 8 writers x 400 lines at once, none killed: no line
+# empty, every line JSON (a writer that saw another's write half done
+# took its line for torn and began its own with a newline).
+add_executable(audit_concurrent audit_concurrent.c
+  ${PROJECT_SOURCE_DIR}/fixture/src/report/audit_file.c
+  ${PROJECT_SOURCE_DIR}/fixture/src/report/audit_json.c
+  ${PROJECT_SOURCE_DIR}/fixture/src/report/text_escape.c)
+target_include_directories(audit_concurrent PRIVATE ${PROJECT_SOURCE_DIR}/fixture/src
+  ${PROJECT_SOURCE_DIR}/fixture/include)
+target_link_libraries(audit_concurrent PRIVATE m)
+add_test(NAME audit_lines.concurrent_writers_leave_no_empty_line
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_audit_concurrent.py
+          $<TARGET_FILE:audit_concurrent>)
+set_tests_properties(audit_lines.concurrent_writers_leave_no_empty_line
+  PROPERTIES LABELS "fixture;security" TIMEOUT 300 PASS_REGULAR_EXPRESSION "\nOK\n")
+
 # A full file system: the case whose line does not fit fails with "no
 # space left on device"; after space is freed the later lines are whole,
 # and mpf-audit names the torn one and renders the rest. Root only (a

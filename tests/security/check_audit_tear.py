@@ -7,21 +7,20 @@
 Runs audit_tear (8 writers of the fixture's audit lines, SIGKILLed as soon
 as each is in its loop, 400 kills by default) on a file in a directory of
 its own, then judges the file with mpf-audit and on its own:
-  - every line but blank ones is either whole (JSON) or torn, and
+  - every line is either whole (JSON) or torn, and
     mpf-audit names each torn one by its line number on stderr, and no
     other;
   - mpf-audit renders every whole line (--text: one line per case, then the
     note), and the whole line at the end of a torn one too: a line glued
-    to a torn one is never lost (see audit_file.c for the race that can
-    still glue one, between a writer's check of the file's last byte and
-    its write, when another writer is killed in between);
+    to a torn one is never lost;
+  - no line is empty and none glued to a torn one: the writers' lock
+    (audit_file.c) orders each writer's check of the file's last byte and
+    its write after every other writer's whole write or death;
   - the torn line audit_tear leaves on purpose, before any writer starts,
     is line 1 and nothing is glued to it: the first writer saw the torn
     tail and began its line with a newline (no race there);
   - it exits 2 (the file holds at least that torn line).
-Prints the counts (blank lines: a writer that read the last byte while
-another's write was under way closed a line that was not torn). Exit 0
-when all hold.
+Prints the counts. Exit 0 when all hold.
 """
 import json
 import os
@@ -82,6 +81,8 @@ def main():
         if len(rendered) != whole + len(glued):
             problems.append(f"{whole} whole lines and {len(glued)} glued, mpf-audit "
                             f"rendered {len(rendered)}")
+        if blank or glued:
+            problems.append(f"{blank} empty lines, {len(glued)} lines glued to a torn one")
         if not torn or torn[0] != 1 or 1 in glued:
             problems.append("the torn line left on purpose is not line 1 alone")
         if r.returncode != 2 or not torn:
