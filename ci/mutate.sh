@@ -58,6 +58,9 @@ path, cmd = sys.argv[1], sys.argv[2]
 muts, cur, block = [], None, None
 for line in open(path).read().split("\n"):
     if block is not None:
+        if line.startswith("@@ "):
+            sys.exit("mutations.txt: %s: no '--- end' before %s"
+                     % (cur.get("name"), line))
         if line in ("--- to", "--- end"):
             cur[block] = "\n".join(buf)
             block, buf = ("to", []) if line == "--- to" else (None, None)

@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mpfixture/mpfixture.h>
@@ -321,6 +323,66 @@ static void subreaper_cleared_and_a_double_fork(void **state)
     close(ready[0]);
 }
 
+/* The subreaper bit cleared, and a fork in a pid namespace of the case's
+   own: the fork ledger records the pid the forker sees there, made
+   (ns_last_pid) the number of the bystander's second process, a process
+   older than the case outside its tree. The sweep of the case's lost
+   forks takes a record for the process that has that number now only if
+   it started during the case: the bystander is never killed. The
+   namespace's init is made by a raw clone, which records no fork (a
+   record of its pid 1 would name the host's init). */
+static void fork_in_a_pid_namespace_names_an_older_process(void **state)
+{
+    (void)state;
+    const char *by = getenv("MPF_TEST_BYSTANDER");
+    assert_non_null(by);
+    const char *last = strrchr(by, ' ');
+    pid_t victim = (pid_t)atol(last ? last + 1 : by);
+    assert_true(victim > 1);
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+    fflush(NULL);
+    pid_t mid = fork();
+    assert_true(mid >= 0);
+    if (mid == 0) {
+        int flags = CLONE_NEWPID | (geteuid() == 0 ? 0 : CLONE_NEWUSER);
+        if (unshare(flags) != 0)
+            _exit(10);
+        pid_t init = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
+        if (init == 0) {
+            char n[16];
+            int len = snprintf(n, sizeof n, "%d", (int)victim - 1);
+            int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+            if (fd < 0 || write(fd, n, (size_t)len) != len)
+                _exit(11);
+            close(fd);
+            pid_t child = fork(); /* recorded as `victim`, both sides */
+            if (child == 0)
+                _exit(0);
+            int st;
+            if (child != victim || waitpid(child, &st, 0) != child)
+                _exit(12);
+            _exit(0);
+        }
+        int st;
+        if (init < 0 || waitpid(init, &st, 0) != init || !WIFEXITED(st))
+            _exit(13);
+        _exit(WEXITSTATUS(st));
+    }
+    int st;
+    assert_int_equal(waitpid(mid, &st, 0), mid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0); /* 10: no pid namespace here */
+}
+
+/* A case that expects guard_blinded still fails: a guard that lost its
+   sight cannot vouch for the rest of the case, expected or not. */
+static void expected_guard_blinded_still_fails(void **state)
+{
+    (void)state;
+    mpf_expect(MPF_GUARD_BLINDED, NULL);
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+}
+
 /* ---- the case after each: the guard sees every kind again ---- */
 
 static void next_case_passes(void **state)
@@ -351,6 +413,8 @@ NEXT(steered_descriptors_name_an_unrelated_tree)
 NEXT(nofile_limit_of_3_and_a_survivor)
 NEXT(subreaper_cleared_and_a_double_fork)
 NEXT(hard_nofile_limit_lowered_and_a_survivor)
+NEXT(fork_in_a_pid_namespace_names_an_older_process)
+NEXT(expected_guard_blinded_still_fails)
 
 #define PAIR(offence)              \
     mpf_unit_test(offence, 10000), \
@@ -369,8 +433,48 @@ static pid_t caller_child(void)
     return pid;
 }
 
+/* The start time of `pid` in /proc's clock ticks (field 22), or 0. */
+static unsigned long long start_ticks(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* The guard tells a process started during a case by its start time, in
+   clock ticks: one started in the tick the case began counts as the
+   case's. The bystander is older than the cases by a tick at least, so
+   that it is older by that measure too (a wait for the clock, not for
+   another process). */
+static void after_the_bystander_s_tick(void)
+{
+    const char *by = getenv("MPF_TEST_BYSTANDER");
+    long hz = sysconf(_SC_CLK_TCK);
+    unsigned long long newest = 0;
+    for (const char *p = by; p && *p; p = strchr(p + 1, ' ')) {
+        unsigned long long t = start_ticks((pid_t)atol(p));
+        newest = t > newest ? t : newest;
+    }
+    if (!newest || hz <= 0)
+        return;
+    struct timespec at = { (time_t)((newest + 1) / (unsigned long long)hz),
+                           (long)((newest + 1) % (unsigned long long)hz *
+                                  (1000000000ULL / (unsigned long long)hz)) };
+    while (clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME, &at, NULL) == EINTR)
+        ;
+}
+
 int main(void)
 {
+    after_the_bystander_s_tick();
     pid_t mine = caller_child();
     const struct CMUnitTest tests[] = {
         PAIR(close_range_and_a_survivor),
@@ -383,6 +487,8 @@ int main(void)
         PAIR(nofile_limit_of_3_and_a_survivor),
         PAIR(subreaper_cleared_and_a_double_fork),
         PAIR(hard_nofile_limit_lowered_and_a_survivor),
+        PAIR(fork_in_a_pid_namespace_names_an_older_process),
+        PAIR(expected_guard_blinded_still_fails),
     };
     int rc = mpf_run_group_tests(tests, NULL, NULL);
     bool alive = mine > 0 && waitpid(mine, NULL, WNOHANG) == 0;
