@@ -19,8 +19,9 @@
 
 int shm_open(const char *name, int oflag, mode_t mode)
 {
-    int (*real)(const char *, int, mode_t) =
-        (int (*)(const char *, int, mode_t))dlsym(RTLD_NEXT, "shm_open");
+    int (*real)(const char *, int,
+                mode_t) = (int (*)(const char *, int, mode_t))dlsym(RTLD_NEXT,
+                                                                    "shm_open");
     if (!real)
         abort();
     int fd = real(name, oflag, mode);

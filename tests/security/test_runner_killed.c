@@ -74,13 +74,16 @@ static void check_kept(int round, pid_t maker)
         fail(round, "the kept object was removed");
     int left = 0;
     for (int i = 0; i < many; i++) {
-        snprintf(path, sizeof path, "/dev/shm/mpf-killed-%d-m%d", (int)maker, i);
+        snprintf(path, sizeof path, "/dev/shm/mpf-killed-%d-m%d", (int)maker,
+                 i);
         left += unlink(path) == 0;
     }
     if (left) {
         char m[96];
-        snprintf(m, sizeof m, "%d of the %d objects beyond the named slots "
-                 "are left", left, many);
+        snprintf(m, sizeof m,
+                 "%d of the %d objects beyond the named slots "
+                 "are left",
+                 left, many);
         fail(round, m);
     }
 }
