@@ -163,8 +163,9 @@ static void name_taken_over_by_the_same_owner_is_left(void **state)
     must_survive(path);
 }
 
-/* The case's own object, given to another user (root only): the owner
-   alone tells it from what the case created, so it is left. */
+/* The case's own object, given to another user by a raw system call
+   (root only): no wrapper sees the chown, and the owner alone tells it
+   from what the case created, so it is left. */
 static void object_given_to_another_owner_is_left(void **state)
 {
     (void)state;
@@ -175,9 +176,31 @@ static void object_given_to_another_owner_is_left(void **state)
     snprintf(path, sizeof path, "/dev/shm/%s", name);
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     assert_true(fd >= 0);
-    assert_int_equal(fchown(fd, 65534, 65534), 0);
+    assert_int_equal(syscall(SYS_fchown, fd, 65534, 65534), 0);
     close(fd);
     must_survive(path);
+}
+
+/* The case's own objects, given to another user through chown() and
+   fchown() (root only): a chown by the case does not make them someone
+   else's. Both are its leaks, and removed. */
+static void objects_the_case_gives_away_stay_its_leaks(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip(); /* only root can give an object away */
+    const char *name = long_name(44);
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(fchown(fd, 65534, 65534), 0);
+    close(fd);
+    char dir[300];
+    snprintf(dir, sizeof dir, "/dev/shm/%s.d", name);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(chown(dir, 65534, 65534), 0);
+    mpf_expect(MPF_SHM_LEAK, name);
+    mpf_expect(MPF_SHM_LEAK, "via mkdir; unlinked");
+    mpf_expect(MPF_SHM_LEAK, "via shm_open; unlinked");
 }
 
 /* A 200-character name is named whole and removed. */
@@ -247,6 +270,7 @@ int main(void)
         mpf_unit_test(name_taken_over_by_another_object_is_left, 5000),
         mpf_unit_test(name_taken_over_by_the_same_owner_is_left, 5000),
         mpf_unit_test(object_given_to_another_owner_is_left, 5000),
+        mpf_unit_test(objects_the_case_gives_away_stay_its_leaks, 5000),
         mpf_unit_test(long_name_leak_is_named_whole_and_removed, 5000),
         mpf_unit_test(long_name_removed_leaves_its_prefix_alone, 5000),
     };
