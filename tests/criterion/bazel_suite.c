@@ -9,6 +9,7 @@
  *                  budget (10 s): the guard fires first, with forensics
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,11 +33,16 @@ Test(bazel, plain_test_is_sharded_too)
 }
 
 /* The runner dies mid-run when asked (the worker follows it: BoxFort gives
-   it PR_SET_PDEATHSIG): its premature-exit file is left behind. */
+   it PR_SET_PDEATHSIG): its premature-exit file is left behind, and so is
+   its message server's socket file, which the check removes by the pid
+   said here. */
 MPF_TEST(bazel, runner_dies_when_asked)
 {
-    if (getenv("CRITERION_BAZEL_KILL_RUNNER"))
+    if (getenv("CRITERION_BAZEL_KILL_RUNNER")) {
+        printf("killing the runner, pid %d\n", (int)getppid());
+        fflush(stdout);
         kill(getppid(), SIGKILL);
+    }
 }
 
 /* .timeout = 1 s, the guard's budget the default 10 s: capped below the

@@ -122,9 +122,13 @@ def project_version():
 
 
 def resolves(ref):
+    # The tree under test is trusted as it is built and run: git's refusal
+    # of a repository another user owns (a checkout of root's tested as
+    # an unprivileged user, "dubious ownership") is lifted for it alone.
+    safe = "safe.directory=" + os.path.realpath(ROOT)
     for candidate in (ref, "refs/tags/" + ref, "origin/" + ref):
-        r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify", "-q",
-                            candidate + "^{commit}"],
+        r = subprocess.run(["git", "-c", safe, "-C", ROOT, "rev-parse",
+                            "--verify", "-q", candidate + "^{commit}"],
                            capture_output=True, text=True, check=False)
         if r.returncode == 0:
             return True

@@ -169,8 +169,10 @@ static void name_taken_over_by_the_same_owner_is_left(void **state)
 static void object_given_to_another_owner_is_left(void **state)
 {
     (void)state;
-    if (geteuid() != 0)
-        skip(); /* only root can give an object away */
+    if (geteuid() != 0) {
+        fprintf(stderr, "needs root: only root can give an object away\n");
+        skip();
+    }
     const char *name = long_name(42);
     char path[300];
     snprintf(path, sizeof path, "/dev/shm/%s", name);
@@ -187,8 +189,10 @@ static void object_given_to_another_owner_is_left(void **state)
 static void objects_the_case_gives_away_stay_its_leaks(void **state)
 {
     (void)state;
-    if (geteuid() != 0)
-        skip(); /* only root can give an object away */
+    if (geteuid() != 0) {
+        fprintf(stderr, "needs root: only root can give an object away\n");
+        skip();
+    }
     const char *name = long_name(44);
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     assert_true(fd >= 0);

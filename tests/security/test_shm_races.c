@@ -350,8 +350,12 @@ int main(int argc, char **argv)
         { "open(O_CREAT), racer uid 65534", VIA_OPEN, 65534 },
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-        if (runs[i].as && geteuid() != 0)
-            continue; /* another uid needs root */
+        if (runs[i].as && geteuid() != 0) {
+            printf("creation race, %s: skipped, a racer of another uid "
+                   "needs root\n",
+                   runs[i].what);
+            continue;
+        }
         struct counts c = { .tries = tries };
         bad += creation_race(runs[i].via, runs[i].as, &c);
         printf("creation race, %s: %u tries, case created %u, racer created "
