@@ -17,7 +17,9 @@ import xml.etree.ElementTree as ET
 
 # The guard's kinds, and its name: a test whose text has none of these was
 # judged clean by the guard.
-KINDS = r"shm_leak|survivor|escapee|zombie|escaped_fork|fd_leak|budget|mpfixture"
+# The guard's words: its kinds, and its own lines ("mpfixture: ..."), not
+# the word in a path (a checkout named mpfixture, in an assertion's file).
+KINDS = r"shm_leak|survivor|escapee|zombie|escaped_fork|fd_leak|budget|mpfixture:"
 PR_SET_CHILD_SUBREAPER = 36
 
 
