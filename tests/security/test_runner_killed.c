@@ -34,6 +34,7 @@
  * removal that follows it, and that the N others are gone.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -687,11 +688,26 @@ static bool name_in(const char *text, const char *prefix, char *out,
  * name both in the killed case's audit line and on stderr (left in place),
  * and still remove what the ledger holds.
  */
+/* A sanitizer runtime this program runs with (an ASan build): it must
+   come first in a preload list, before libmpfixture and the shim. "" if
+   none. */
+static const char *sanitizer_runtime(void)
+{
+    Dl_info info;
+    void *init = dlsym(RTLD_DEFAULT, "__asan_init");
+    return init && dladdr(init, &info) && info.dli_fname &&
+                   strstr(info.dli_fname, ".so")
+               ? info.dli_fname
+               : "";
+}
+
 static int window_check(const char *subject, const char *lib, const char *shim)
 {
     char audit[64], preload[1024];
     snprintf(audit, sizeof audit, "window_%d.jsonl", (int)getpid());
-    snprintf(preload, sizeof preload, "%s %s", lib, shim);
+    const char *runtime = sanitizer_runtime();
+    snprintf(preload, sizeof preload, "%s%s%s %s", runtime, *runtime ? " " : "",
+             lib, shim);
     unlink(audit);
     pid_t bin = fork();
     if (bin < 0)
