@@ -16,6 +16,7 @@ set -euo pipefail
 pkgs=(cmake gcc g++ clang make ninja-build libc6-dev libcmocka-dev libgtest-dev check pkg-config valgrind lcov gdb python3
       libcriterion-dev
       python3-coverage
+      meson autoconf automake
       man-db bsdextrautils gpg-agent dbus-daemon)
 for arg in "$@"; do
   case $arg in
@@ -33,6 +34,8 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 # test with both compilers, and with Ninja as well as Make.
 # libgtest-dev: the GoogleTest adapter (mpfixture::gtest) and its tests.
 # check: the Check adapter (mpfixture::check) and its tests.
+# meson, autoconf and automake: examples/meson and examples/autotools
+# (ci/build_systems.sh) build against the installed package with them.
 for pkg in "${pkgs[@]}"; do
   have_pkg "$pkg" || need+=("$pkg")
 done

@@ -82,8 +82,12 @@ install(FILES
 # 0.2's name of mpfixture-fakechips that requires it and adds nothing (0.3
 # only). The prefix is the one of the install itself (cmake --install
 # --prefix, or CPack's /usr), so the .pc files are written at install time.
+# bindir is where mpf-run and mpf-audit are (shared builds install
+# mpf-run): Meson and autotools projects find mpf-run there
+# (examples/meson, examples/autotools).
 set(_mpf_pc_common "prefix=@PREFIX@
 exec_prefix=\${prefix}
+bindir=\${exec_prefix}/${CMAKE_INSTALL_BINDIR}
 libdir=\${prefix}/${CMAKE_INSTALL_LIBDIR}
 includedir=\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}
 cmakemoduledir=\${libdir}/cmake/mpfixture
