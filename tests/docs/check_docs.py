@@ -17,8 +17,9 @@ blocks    Every fenced code block of README.md and docs/*.md carries, on
               of the tree (the quick start): each line's first word must
               be an executable file of the tree.
           A block with neither fails, naming its file and line.
-refs      Every git ref a doc names (`GIT_TAG x`, `--branch x`) resolves
-          with `git rev-parse` in the repository (a branch, a tag, or
+refs      Every git ref a doc or an example's build file names
+          (`GIT_TAG x`, `--branch x`) resolves with `git rev-parse` in
+          the repository (a branch, a tag, or
           origin's branch in a clone); every version it names for a
           package (`mpfixture_X.Y.Z_`, `mpfixture-X.Y.Z-`,
           `find_package(mpfixture X.Y`, `libmpfixture.so.X.Y`) is the
@@ -41,6 +42,12 @@ ROOT = os.path.abspath(sys.argv[1])
 WHAT = sys.argv[2]
 DOCS = [os.path.join(ROOT, "README.md")] + sorted(
     glob.glob(os.path.join(ROOT, "docs", "*.md")))
+# Where a user copies a git ref from: the docs and every example's build
+# files.
+REF_FILES = DOCS + sorted(
+    f for f in glob.glob(os.path.join(ROOT, "examples", "**", "*"), recursive=True)
+    if os.path.basename(f) in ("CMakeLists.txt", "meson.build", "configure.ac",
+                               "WORKSPACE", "BUILD", "BUILD.bazel", "MODULE.bazel"))
 FENCE = re.compile(r"^(\s*)```")
 MARK = re.compile(r"^<!-- (illustrative(?::[^>]*)?|tested: (\S+)) -->\s*$")
 
@@ -139,7 +146,7 @@ def check_refs():
     bad = 0
     version = project_version()
     refs = versions = 0
-    for doc in DOCS:
+    for doc in REF_FILES:
         for no, line in enumerate(open(doc, encoding="utf-8"), 1):
             for m in re.finditer(r"(?:GIT_TAG\s+|--branch[ =])([\w./-]+)", line):
                 refs += 1
