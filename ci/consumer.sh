@@ -259,6 +259,25 @@ expect_survivor "$gs" "test_pool.pool_starts_and_stops" ||
   { echo "consumer: getting-started (FetchContent): not the documented failure" >&2; exit 1; }
 echo "consumer: docs/getting-started.md FetchContent recipe and example: fails as documented, [survivor] ($((SECONDS - start)) s)"
 
+# docs/cmake.md: its pkg-config snippet (its first CMake block), verbatim,
+# then one guarded case registered through the module it included: ctest
+# lists the case by name and passes it.
+start=$SECONDS
+pc=$work/cmake-doc-pkg-config
+mkdir -p "$pc"
+{
+  printf 'cmake_minimum_required(VERSION 3.20)\nproject(pc C)\ninclude(CTest)\n'
+  block "$docs/cmake.md" 1 cmake
+  printf 'mpf_add_cmocka_test(test_clean SOURCES test_clean.c LABELS unit)\n'
+} >"$pc/CMakeLists.txt"
+cp "$mc/test_clean.c" "$pc/"
+{ PKG_CONFIG_PATH=$prefix/lib/pkgconfig cmake -S "$pc" -B "$pc/build" &&
+  cmake --build "$pc/build" && ctest --test-dir "$pc/build" --output-on-failure; } >"$pc.log" 2>&1 ||
+  { cat "$pc.log"; echo "consumer: docs/cmake.md pkg-config snippet: configure, build or ctest failed" >&2; exit 1; }
+grep -q "test_clean.adds_up .*Passed" "$pc.log" ||
+  { cat "$pc.log"; echo "consumer: docs/cmake.md pkg-config snippet: test_clean.adds_up not registered" >&2; exit 1; }
+echo "consumer: docs/cmake.md pkg-config snippet, verbatim: a guarded case registered and passed ($((SECONDS - start)) s)"
+
 # docs/ci-recipes.md: the GitHub job's "mpfixture" step (clone, configure,
 # install) run verbatim; its `sudo` installs under DESTDIR here, not into
 # the system. The GitLab job's lines are the same commands in
