@@ -60,6 +60,26 @@ def fail(why):
     sys.exit(1)
 
 
+def leak_alone(cases, xmls, leak_name, what, title):
+    """The case leak_name failed as shm_leak in its shard's XML and no
+    other case failed; prints the shards' cases and the leak's XML.
+    Returns the leak's (shard, name, kind, message)."""
+    leak = [c for c in cases if c[1] == leak_name][0]
+    if leak[2] != "shm_leak" or "shm_leak" not in leak[3]:
+        fail("the leaking %s in its shard's XML: %s" % (what, leak))
+    others = [c for c in cases if c[2] and c[1] != leak[1]]
+    if others:
+        fail("other %ss failed: %s" % (what, others))
+    print(title)
+    for shard, name, kind, _ in cases:
+        print("  %s %s%s" % (shard, name, " FAILED " + kind if kind else ""))
+    text = open([x for x in xmls if leak[0] in x][0]).read()
+    start = text.index('<testcase name="%s"' % leak_name)
+    print("XML excerpt (%s/test.xml):" % leak[0])
+    print("\n".join(text[start:].splitlines()[:4]))
+    return leak
+
+
 def shard_cases(ws, target=TARGET):
     """[(shard, name, failure type or None, message)] over the shards."""
     logs = os.path.join(ws, "bazel-testlogs", target)
@@ -85,19 +105,8 @@ def check_target_sharded(ws):
     if ran != sorted(CHECK_TESTS):
         fail("the Check suite's shards ran %s, expected each of %s once" %
              (ran, CHECK_TESTS))
-    leak = [c for c in cases if c[1] == "check_leaks_shm_when_asked"][0]
-    if leak[2] != "shm_leak" or "shm_leak" not in leak[3]:
-        fail("the leaking Check test in its shard's XML: %s" % (leak,))
-    others = [c for c in cases if c[2] and c[1] != leak[1]]
-    if others:
-        fail("other Check tests failed: %s" % others)
-    print("the Check suite (fork mode), each test in exactly one shard:")
-    for shard, name, kind, _ in cases:
-        print("  %s %s%s" % (shard, name, " FAILED " + kind if kind else ""))
-    text = open([x for x in xmls if leak[0] in x][0]).read()
-    start = text.index('<testcase name="check_leaks_shm_when_asked"')
-    print("XML excerpt (%s/test.xml):" % leak[0])
-    print("\n".join(text[start:].splitlines()[:4]))
+    leak = leak_alone(cases, xmls, "check_leaks_shm_when_asked", "Check test",
+               "the Check suite (fork mode), each test in exactly one shard:")
 
 
 GTEST_TESTS = ["Example.Adds", "Example.Compares", "Example.ForksAndWaits",
@@ -222,19 +231,8 @@ def check_leak(ws, bep):
             fail("%s is in %d shards' XML" % (c, n))
     if len(cases) != len(CASES):
         fail("%d testcases across the shards" % len(cases))
-    leak = [c for c in cases if c[1] == "leaks_shm_when_asked"][0]
-    if leak[2] != "shm_leak" or "shm_leak" not in leak[3]:
-        fail("the leaking case in its shard's XML: %s" % (leak,))
-    others = [c for c in cases if c[2] and c[1] != leak[1]]
-    if others:
-        fail("other cases failed: %s" % others)
-    print("4 shards, each case in exactly one:")
-    for shard, name, kind, _ in cases:
-        print("  %s %s%s" % (shard, name, " FAILED " + kind if kind else ""))
-    text = open([x for x in xmls if leak[0] in x][0]).read()
-    start = text.index('<testcase name="leaks_shm_when_asked"')
-    print("XML excerpt (%s/test.xml):" % leak[0])
-    print("\n".join(text[start:].splitlines()[:4]))
+    leak = leak_alone(cases, xmls, "leaks_shm_when_asked", "case",
+               "4 shards, each case in exactly one:")
     print("GoogleTest, 4 shards, each test in exactly one:")
     leaking = {"//tests:guarded_cmocka_test": [leak[0]],
                "//tests:guarded_gtest_test": check_gtest_shards(ws)}
