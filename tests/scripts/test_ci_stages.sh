@@ -25,7 +25,8 @@ loud() { seq 1 500; touch "ran-\$1"; }
 second() {
   touch ran-second
   seq 1 500
-  [ "\$1" = 0 ]
+  [ "\$1" = 0 ] || [ "\$1" = 2 ]
+  if [ "\$1" = 2 ]; then rm "$work/logs/02-second.log"; false; fi
   touch second-went-on
 }
 reads_stdin() { touch ran-fourth; ! read -r _line; }
@@ -62,5 +63,17 @@ check "a green run ends with every stage passed" \
 check "a green run prints a line a stage and the table, nothing of the stages' own" \
   [ "$(wc -l <<<"$out")" = 12 ]
 check "no stage reads the terminal's stdin" grep -qE '^4 +fourth +passed' <<<"$out"
+printf '%s\n' "$out"
+
+# A failed stage whose log is gone (removed by the stage itself) is still
+# in the table, and the stages after it run.
+rm -f "$work"/ran-*
+out=$(bash "$work/run.sh" 2 2>&1 </dev/null)
+st=$?
+check "a failed stage without its log makes the status 1" [ "$st" = 1 ]
+check "the stages after a failed stage without its log run" \
+  test -e "$work/ran-third" -a -e "$work/ran-fourth"
+check "the run still ends in its table" \
+  grep -qE '^run\.sh: 1 of 4 stages FAILED \(4 ran\) in ' <<<"$(tail -n 1 <<<"$out")"
 printf '%s\n' "$out"
 exit $fail
