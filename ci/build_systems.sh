@@ -111,6 +111,17 @@ EOF
   echo "$leaked"
 }
 
+# run_form <stem> <form> <command> <runner log> <program>: runs the
+# form's command (sh -c) with the audit in $work/<stem>.jsonl, its output
+# then the runner's own log in $work/<stem>.log, and judges the guard's
+# side (judge); prints the leaked names.
+run_form() {
+  local log=$work/$1.log status=0
+  env MPF_AUDIT="$work/$1.jsonl" sh -c "$3" >"$log" 2>&1 || status=$?
+  cat "$4" >>"$log" 2>/dev/null || true
+  judge "$2" "$log" "$work/$1.jsonl" "$5" "$status"
+}
+
 # shm_examples: the example-* entries of /dev/shm, sorted; shm_left:
 # those that were not there when the script began.
 shm_examples() {
@@ -151,10 +162,7 @@ else
       fail /dev/null "meson: meson test lists '${registered//$'\n'/ }', test_pool --list '${listed//$'\n'/ }'"
 
     log=$work/meson-a.log
-    status=0
-    env MPF_AUDIT="$work/meson-a.jsonl" sh -c "$form_a" >"$log" 2>&1 || status=$?
-    cat build/meson-logs/testlog.txt >>"$log" 2>/dev/null || true
-    leaked=$(judge "meson (a)" "$log" "$work/meson-a.jsonl" test_pool "$status")
+    leaked=$(run_form meson-a "meson (a)" "$form_a" build/meson-logs/testlog.txt test_pool)
     if ! { grep -Eq '^ *[0-9]+/2 pool:mpfixture / test_pool.shares_and_removes +OK ' "$log" &&
            grep -Eq '^ *[0-9]+/2 pool:mpfixture / test_pool.forgets_to_unlink +FAIL ' "$log" &&
            grep -Eq '^Ok: +1 *$' "$log" && grep -Eq '^Fail: +1 *$' "$log"; }; then
@@ -164,10 +172,7 @@ else
 
     start=$SECONDS
     log=$work/meson-b.log
-    status=0
-    env MPF_AUDIT="$work/meson-b.jsonl" sh -c "$form_b" >"$log" 2>&1 || status=$?
-    cat build/meson-logs/testlog-guarded.txt >>"$log" 2>/dev/null || true
-    leaked=$(judge "meson (b)" "$log" "$work/meson-b.jsonl" test_plain "$status")
+    leaked=$(run_form meson-b "meson (b)" "$form_b" build/meson-logs/testlog-guarded.txt test_plain)
     if ! { grep -Eq '^ *1/1 pool:unmodified / test_plain +FAIL ' "$log" &&
            grep -Eq '^Ok: +0 *$' "$log" && grep -Eq '^Fail: +1 *$' "$log" &&
            grep -q 'mpf-run --per-case -- .*/test_plain' "$log" &&
@@ -218,20 +223,14 @@ else
     }
 
     log=$work/autotools-a.log
-    status=0
-    env MPF_AUDIT="$work/autotools-a.jsonl" sh -c "$form_a" >"$log" 2>&1 || status=$?
-    cat guarded/check_pool.log >>"$log" 2>/dev/null || true
-    leaked=$(judge "autotools (a)" "$log" "$work/autotools-a.jsonl" check_pool "$status")
+    leaked=$(run_form autotools-a "autotools (a)" "$form_a" guarded/check_pool.log check_pool)
     tap "$log" check_pool ||
       fail "$log" "autotools (a): make check did not pass shares_and_removes and fail forgets_to_unlink alone"
     echo "build_systems: autotools (a) Check adapter, TAP per test: check_pool.forgets_to_unlink failed [shm_leak] ($leaked removed), shares_and_removes passed ($((SECONDS - start)) s)"
 
     start=$SECONDS
     log=$work/autotools-b.log
-    status=0
-    env MPF_AUDIT="$work/autotools-b.jsonl" sh -c "$form_b" >"$log" 2>&1 || status=$?
-    cat unmodified/test_plain.log >>"$log" 2>/dev/null || true
-    leaked=$(judge "autotools (b)" "$log" "$work/autotools-b.jsonl" test_plain "$status")
+    leaked=$(run_form autotools-b "autotools (b)" "$form_b" unmodified/test_plain.log test_plain)
     tap "$log" test_plain ||
       fail "$log" "autotools (b): make check did not pass shares_and_removes and fail forgets_to_unlink alone"
     echo "build_systems: autotools (b) test_plain under mpf-run --per-case (LOG_COMPILER), TAP per case: test_plain.forgets_to_unlink failed [shm_leak] ($leaked removed), shares_and_removes passed ($((SECONDS - start)) s)"
