@@ -26,7 +26,9 @@
  *     deadline error) and the point (the fail text "swept <role>@<point>",
  *     the gate of gate_fail is 32 + the point's index, the code of exit is
  *     64 + the point's index);
- *   - close() returns 0 in one call, and nothing is left: no child pid, an
+ *   - close() returns 0 in one call (two only when the machine stalled the
+ *     first past its kill reserve and every child it journaled was already
+ *     dying: close_tree below), and nothing is left: no child pid, an
  *     empty journal, no /dev/shm object of the tree, and the guard's checks
  *     (survivors, escapees, zombies, shm, fds, escaped forks) pass;
  *   - the point really ran in that role (a probe counts the arrivals: an
@@ -718,6 +720,153 @@ static int sweep_run_step(mpfw_tree *t, worker_gates *g, char *err,
     return rc ? rc : run_once(w, root_controls_orch, g, err, err_size);
 }
 
+/* ---- a close the machine did not let finish in one call ----
+ *
+ * close() keeps a quarter of its budget (250 ms of the 1 s here) for the
+ * SIGKILL and the reap after it. A SIGKILLed process still needs a CPU to
+ * run its exit: on a machine whose runnable tasks wait for one (other
+ * jobs, a host that deschedules this one) that can take longer, and
+ * close() then returns -ETIMEDOUT and journals what it killed, by its
+ * contract; the next close() reaps it. The sweep asserts one call, and
+ * accepts a second only when both hold:
+ *   - the machine stalled: its runnable tasks waited for a CPU for at
+ *     least the kill reserve during the close (the kernel's pressure
+ *     count, /proc/pressure/cpu "some"; without it, one call is asserted);
+ *   - the runtime did its part: every child it journaled, and every member
+ *     of a process group it still waits for, is already dying (a zombie,
+ *     exiting, or with SIGKILL pending).
+ * The second call must then return 0 within the bound and leave nothing.
+ */
+#define KILL_RESERVE_US 250000
+#define PF_EXITING_FLAG 0x4 /* linux/sched.h */
+
+/* The kernel's total time, in µs, during which some runnable task waited
+   for a CPU; -1 where pressure is not accounted. */
+static int64_t cpu_stall_us(void)
+{
+    char buf[256];
+    int fd = open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+    long long total;
+
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *at = strstr(buf, "some ");
+    at = at ? strstr(at, "total=") : NULL;
+    return at && sscanf(at, "total=%lld", &total) == 1 ? (int64_t)total : -1;
+}
+
+/* A child of ours that SIGKILL is ending: a zombie, exiting (PF_EXITING),
+   or with SIGKILL pending. Gone counts too: nothing is left of it. */
+static bool dying(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return true;
+    char state = 0;
+    unsigned flags = 0;
+    const char *end = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+    fclose(f);
+    if (!end || sscanf(end, ") %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
+        return false;
+    if (state == 'Z' || state == 'X' || (flags & PF_EXITING_FLAG))
+        return true;
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return true;
+    bool killed = false;
+    while (fgets(buf, sizeof(buf), f)) {
+        unsigned long long mask;
+        if ((sscanf(buf, "SigPnd: %llx", &mask) == 1 ||
+             sscanf(buf, "ShdPnd: %llx", &mask) == 1) &&
+            (mask & (1ULL << (SIGKILL - 1))))
+            killed = true;
+    }
+    fclose(f);
+    return killed;
+}
+
+/* Every child close() journaled, and every child of ours in a process
+   group its error still waits for ("process group N"), is dying. */
+static bool journal_dying(worker *w, const char *err)
+{
+    worker_rollback_report r;
+    if (worker_last_close(w, &r) != 0)
+        return false;
+    for (size_t i = 0; i < r.n; i++)
+        if (r.entries[i].disposition == WORKER_DISP_JOURNALED &&
+            !dying(r.entries[i].pid))
+            return false;
+    for (const char *g = strstr(err, "process group "); g;
+         g = strstr(g + 1, "process group ")) {
+        int pgid;
+        pid_t kids[1024];
+        if (sscanf(g, "process group %d", &pgid) != 1)
+            return false;
+        size_t n = worker__children_of_process(0, kids, 1024);
+        for (size_t i = 0; i < n; i++)
+            if (getpgid(kids[i]) == pgid && !dying(kids[i]))
+                return false;
+    }
+    return true;
+}
+
+/* The predicate that lets a second close in cannot be vacuous: a live
+   child is not dying, one SIGKILLed to a zombie is, one reaped is gone. */
+static void dying_tells_a_killed_child_from_a_live_one(void **state)
+{
+    siginfo_t si;
+    (void)state;
+    pid_t pid = fork();
+    if (pid == 0)
+        for (;;)
+            pause();
+    assert_true(pid > 0);
+    assert_false(dying(pid));
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    memset(&si, 0, sizeof(si));
+    assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+    assert_true(dying(pid)); /* a zombie */
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+    assert_true(dying(pid)); /* gone */
+}
+
+/* close(), once, or twice when the machine stalled the first past the
+   kill reserve (above). The wall time of every call is bounded. */
+static int close_tree(worker *w, const char *spec)
+{
+    int64_t stall0 = cpu_stall_us();
+    double t0 = rt_now_s();
+    int rc = worker_close(w);
+    double dt = rt_now_s() - t0;
+    int64_t stall1 = cpu_stall_us();
+
+    if (dt >= BOUND_S)
+        fail_msg("close took %.3f s (bound %.1f s); faults \"%s\"", dt, BOUND_S,
+                 spec);
+    if (rc != -ETIMEDOUT || stall0 < 0 || stall1 - stall0 < KILL_RESERVE_US ||
+        !journal_dying(w, worker_last_error(w)))
+        return rc;
+    print_message("close returned -ETIMEDOUT while the machine stalled "
+                  "runnable tasks %.0f ms (kill reserve %d ms), every "
+                  "journaled child dying: \"%s\"; closing again\n",
+                  (double)(stall1 - stall0) / 1000.0, KILL_RESERVE_US / 1000,
+                  worker_last_error(w));
+    t0 = rt_now_s();
+    rc = worker_close(w);
+    dt = rt_now_s() - t0;
+    if (dt >= BOUND_S)
+        fail_msg("the second close took %.3f s (bound %.1f s); faults \"%s\"",
+                 dt, BOUND_S, spec);
+    return rc;
+}
+
 static void sweep_case(void **state)
 {
     const struct combo *c = rt_row(state);
@@ -782,12 +931,7 @@ static void sweep_case(void **state)
         }
     }
 
-    t0 = rt_now_s();
-    rc = mpfw_tree_close(t);
-    dt = rt_now_s() - t0;
-    if (dt >= BOUND_S)
-        fail_msg("close took %.3f s (bound %.1f s); faults \"%s\"", dt, BOUND_S,
-                 spec);
+    rc = close_tree(w, spec);
     if (rc != 0)
         fail_msg("close returned %d: \"%s\" (faults \"%s\")", rc,
                  worker_last_error(w), spec);
@@ -871,7 +1015,10 @@ int main(void)
     }
     const struct rt_table sweep = { combos, n_combos, sizeof(*combos),
                                     sweep_case, CASE_BUDGET_MS };
-    int failed = rt_run_tests_and_tables("test_fault_sweep", NULL, 0, &sweep,
+    const struct CMUnitTest fixed[] = {
+        mpf_unit_test(dying_tells_a_killed_child_from_a_live_one, 2000),
+    };
+    int failed = rt_run_tests_and_tables("test_fault_sweep", fixed, 1, &sweep,
                                          1);
     free(combos);
     return failed;
