@@ -9,7 +9,9 @@ whose grep outlives the script, a daemon a test started and forgot). This
 makes itself a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so every
 orphan of CMD is re-parented here instead of to init; it reaps orphans
 that end while CMD runs (they ended in time: no offence). When CMD has
-exited, every process still alive below this one is a leftover: each is
+exited, every process still alive below this one, and not already in
+exit() (the pipe a script reads to EOF closes before its writer is a
+zombie), is a leftover: each is
 named on one line (pid, comm, command line), killed with SIGKILL and
 reaped, and the exit status is 1 even if CMD succeeded. Otherwise the
 exit status is CMD's own (128+N if a signal N ended it).
@@ -25,8 +27,12 @@ import sys
 PR_SET_CHILD_SUBREAPER = 36
 
 
+PF_EXITING = 0x4  # linux/sched.h: the process is in exit() already
+
+
 def descendants(root):
-    """Pids whose parent chain leads to root, by /proc/<pid>/stat."""
+    """(pid, state, exiting) of each process whose parent chain leads to
+    root, by /proc/<pid>/stat."""
     parent = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -38,17 +44,18 @@ def descendants(root):
             continue  # it ended while we looked
         # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
         fields = stat[stat.rindex(b")") + 2:].split()
-        parent[int(entry)] = (int(fields[1]), fields[0].decode())
+        parent[int(entry)] = (int(fields[1]), fields[0].decode(),
+                              bool(int(fields[6]) & PF_EXITING))
     found = []
-    for pid, (ppid, state) in parent.items():
+    for pid, (ppid, state, exiting) in parent.items():
         seen = set()
         p = ppid
         while p and p not in seen:
             if p == root:
-                found.append((pid, state))
+                found.append((pid, state, exiting))
                 break
             seen.add(p)
-            p = parent.get(p, (0, ""))[0]
+            p = parent.get(p, (0, "", False))[0]
     return found
 
 
@@ -94,10 +101,14 @@ def main(argv):
         status = 128 - status
     me = os.getpid()
     # Kill every leftover (and what one forks while we kill), reaping what
-    # is re-parented here, until no child is left.
+    # is re-parented here, until no child is left. A process already in
+    # exit() has ended: the pipe its parent read to EOF closes before the
+    # kernel makes it a zombie, so a script can return while it is still
+    # exiting; it is reaped, not blamed.
     left = {}
     while True:
-        alive = [pid for pid, state in descendants(me) if state != "Z"]
+        alive = [pid for pid, state, exiting in descendants(me)
+                 if state not in ("Z", "X") and not exiting]
         for pid in alive:
             if pid not in left:
                 left[pid] = describe(pid)
