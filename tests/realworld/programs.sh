@@ -58,6 +58,13 @@ gpg_agent_daemon)
     # A daemon left running: gpg-agent forks, the child leaves the session.
     GNUPGHOME=$MPF_RW_TMP gpg-agent --daemon >/dev/null 2>&1
     ;;
+dbus_daemon_fork)
+    # A daemon that forks and leaves the session. Its socket file goes in
+    # the run's own directory: SIGKILLed, the daemon cannot remove it, and
+    # under /tmp every run left one behind.
+    exec /usr/bin/dbus-daemon --session --fork --nopidfile --print-address=1 \
+        --address="unix:tmpdir=$MPF_RW_TMP"
+    ;;
 nohup_background)
     nohup sleep 1000 >/dev/null 2>&1 &
     ;;
