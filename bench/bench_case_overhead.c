@@ -148,6 +148,49 @@ static double run_core(size_t n)
     return dt / (double)n;
 }
 
+/* ---- a group's own cost ---- */
+
+/* N times mpf_group_begin() + mpf_group_end() with no case: what a
+   per-test group (Check's fork mode, Criterion's workers) pays on top of
+   its cases, against N times fork + _exit + waitpid. */
+static double run_group(size_t n)
+{
+    mpf_group_options g = MPF_GROUP_OPTIONS_INIT;
+    double t0 = now_us();
+    for (size_t i = 0; i < n; i++) {
+        if (mpf_group_begin(&g) != 0 || mpf_group_end() != 0) {
+            fprintf(stderr, "bench: empty group: %s\n", mpf_last_error());
+            exit(1);
+        }
+    }
+    return (now_us() - t0) / (double)n;
+}
+
+static int mode_group(int argc, char **argv)
+{
+    /* group GROUPS ROUNDS */
+    size_t n = argc > 2 ? strtoul(argv[2], NULL, 10) : 0;
+    int rounds = argc > 3 ? atoi(argv[3]) : 0;
+    if (n == 0 || rounds <= 0) {
+        fprintf(stderr, "usage: bench_case_overhead group GROUPS ROUNDS\n");
+        return 2;
+    }
+    run_group(n); /* warm-up */
+    for (int r = 0; r < rounds; r++) {
+        double group = 0, forked = 0;
+        for (int k = 0; k < 2; k++) {
+            if ((r + k) % 2)
+                forked = run_fork(n);
+            else
+                group = run_group(n);
+        }
+        printf("sample group_begin_end %d %.3f\n", r, group);
+        printf("sample fork_per_group %d %.3f\n", r, forked);
+        fflush(stdout);
+    }
+    return 0;
+}
+
 /* ---- foreign /dev/shm entries ---- */
 
 /* Entries another process would have left: made with raw system calls so
@@ -253,12 +296,14 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "shm"))
         return mode_shm(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "group"))
+        return mode_group(argc, argv);
     size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 2000;
     int rounds = argc > 2 ? atoi(argv[2]) : ROUNDS;
     if (n == 0 || rounds <= 0) {
         fprintf(stderr,
                 "usage: %s [cases per round [rounds]] | shm CASES ROUNDS "
-                "LEVEL...\n",
+                "LEVEL... | group GROUPS ROUNDS\n",
                 argv[0]);
         return 2;
     }

@@ -30,6 +30,8 @@ SHM = [0, 100, 1000, 10000]
 RATIOS = [
     ("guarded_overhead_vs_fork_per_case", 0.05, "le",
      "(guarded - plain) cmocka case / fork+_exit+waitpid", "n/a"),
+    ("group_begin_end_vs_fork", 1.0, "le",
+     "mpf_group_begin + mpf_group_end, no case / fork+_exit+waitpid", "n/a"),
     ("guard_1000_foreign_shm", 1.1, "le",
      "guarded case with 1,000 foreign /dev/shm entries / with none", "n/a"),
     ("startup_16_vs_bare", 1.3, "le",
@@ -87,6 +89,7 @@ def paired(s, a, b, f=lambda x, y: x / y):
 def ratios(s, st):
     r = {}
     r["guarded_overhead_vs_fork_per_case"] = paired(s, "guard_overhead", "fork_per_case")
+    r["group_begin_end_vs_fork"] = paired(s, "group_begin_end", "fork_per_group")
     r["guard_1000_foreign_shm"] = paired(s, "guard_shm_1000", "guard_shm_0")
     r["startup_16_vs_bare"] = paired(s, "rt_16", "bare_16")
     r["startup_scaling_64_vs_16"] = paired(s, "rt_64", "rt_16")
@@ -221,6 +224,8 @@ def main():
         ("guard overhead (guarded - plain)", "guard_overhead", "us", 1),
         ("fork + _exit + waitpid", "fork_per_case", "us", 1),
         ("mpf_case_begin + mpf_case_end", "core_begin_end", "us", 1),
+        ("mpf_group_begin + mpf_group_end, no case", "group_begin_end", "us", 1),
+        ("fork + _exit + waitpid (beside the groups)", "fork_per_group", "us", 1),
         ("L3 + 16 chips init + close", "rt_16", "ms", 1e-6),
         ("bare 16 children", "bare_16", "ms", 1e-6),
         ("L3 + 64 chips init + close", "rt_64", "ms", 1e-6),

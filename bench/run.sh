@@ -88,10 +88,10 @@ N=$nof/bin
 pin=$(( $(nproc) - 1 ))
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-  cases=300 case_rounds=3 shm_cases=200 shm_rounds=2 tree_rounds=4 corpus_rounds=3
+  cases=300 case_rounds=3 groups=50 shm_cases=200 shm_rounds=2 tree_rounds=4 corpus_rounds=3
   rtt_blocks=4 rtt_block=500 frtt_rounds=4 tput_rounds=3 tput_m=1000 idle_s=0.5
 else
-  cases=2000 case_rounds=11 shm_cases=1000 shm_rounds=9 tree_rounds=61
+  cases=2000 case_rounds=11 groups=300 shm_cases=1000 shm_rounds=9 tree_rounds=61
   rtt_blocks=12 rtt_block=2000 frtt_rounds=61 tput_rounds=11 tput_m=5000 idle_s=2
 fi
 
@@ -115,6 +115,7 @@ phase() {
 )
   {
     "$B/bench_case_overhead" "$cases" "$case_rounds"
+    "$B/bench_case_overhead" group "$groups" "$case_rounds"
     "$B/bench_case_overhead" shm "$shm_cases" "$shm_rounds" 0 100 1000 10000
     "$B/bench_tree" drive "$tree_rounds" "${tree_cases[@]}"
     # Pinned to one CPU, as the fault-point pairs below: both sides of the
