@@ -117,23 +117,34 @@ static void every_declared_state_matches_the_wire_values(void **state)
     assert_int_equal(offsetof(worker__mb_frame, shutdown), 32);
     assert_int_equal(offsetof(worker__mb_frame, bell), 36);
     assert_int_equal(offsetof(worker__mb_frame, fault), 40);
+    assert_int_equal(offsetof(worker__mb_frame, parked), 44);
+    assert_int_equal(offsetof(worker__mb_frame, close_by_ns), 48);
+    assert_int_equal(offsetof(worker__mb_frame, listen), 56);
     assert_int_equal(offsetof(worker__mb_frame, args), 64);
     assert_int_equal(offsetof(worker__mb_frame, msg), 3840);
-    assert_int_equal(sizeof(worker__mailbox), 8192);
+    /* The base frame and a ring of 16 task slots, a frame each. */
+    assert_int_equal(WORKER__MB_TASK_SLOTS, 16);
+    assert_int_equal(sizeof(worker__mailbox), 17 * 4096);
+    assert_int_equal(WORKER__MB_LISTEN_OFF, 0);
+    assert_int_equal(WORKER__MB_LISTEN_BATCH, 1);
+    assert_int_equal(WORKER__MB_LISTEN_EACH, 2);
 }
 
 /* Version 2 (runtime part 2) gives the args area two overlays: the task
-   frame's (frame 1) and the control command's (frame 0). */
+   slot's (frames 1..16 since version 6) and the control command's (frame
+   0). */
 static void task_and_control_overlays_are_pinned(void **state)
 {
-    assert_int_equal(WORKER__MB_VERSION, 5);
+    assert_int_equal(WORKER__MB_VERSION, 6);
     assert_int_equal(offsetof(worker__mb_task, seq), 0);
     assert_int_equal(offsetof(worker__mb_task, done_seq), 8);
     assert_int_equal(offsetof(worker__mb_task, result), 16);
     assert_int_equal(offsetof(worker__mb_task, nkargs), 24);
     assert_int_equal(offsetof(worker__mb_task, len), 28);
     assert_int_equal(offsetof(worker__mb_task, kargs), 32);
-    assert_int_equal(offsetof(worker__mb_task, blob), 80);
+    assert_int_equal(offsetof(worker__mb_task, after), 80);
+    assert_int_equal(offsetof(worker__mb_task, skipped), 88);
+    assert_int_equal(offsetof(worker__mb_task, blob), 96);
     assert_true(WORKER__MB_BLOB_MAX >= WORKER_TASK_ARGS_MAX);
     assert_int_equal(offsetof(worker__mb_ctl, arg), 0);
     assert_int_equal(offsetof(worker__mb_ctl, result), 8);

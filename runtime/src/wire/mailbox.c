@@ -86,6 +86,18 @@ void worker__mb_ring_child(worker__mailbox *mb)
     worker__futex_wake(&mb->frame[0].bell, 1);
 }
 
+bool worker__mb_wake_parked_child(worker__mailbox *mb)
+{
+    /* TASK_READY was release-stored before; this fence pairs with the
+       child's between its store of `parked` and its look at the slot
+       (mailbox.h: one of the two sides sees the other's store). */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!atomic_load_explicit(&mb->frame[0].parked, memory_order_relaxed))
+        return false;
+    worker__mb_ring_child(mb);
+    return true;
+}
+
 void worker__mb_send_shutdown(worker__mailbox *mb, int64_t by_ns)
 {
     /* Before the sticky word, which publishes it. A later SHUTDOWN (close

@@ -5,10 +5,14 @@
  * One POSIX shm object per child, WORKER__MAILBOX_SIZE bytes, made of
  * WORKER__MB_FRAMES frames of the same layout:
  *
- *   frame 0  base/control frame: startup handshake (INIT_READY/INIT_FAILED),
- *            control commands, SHUTDOWN, the sticky shutdown word and the
- *            child's wake-up bell;
- *   frame 1  task frame: TASK_READY / TASK_DONE (overlay worker__mb_task).
+ *   frame 0      base/control frame: startup handshake (INIT_READY /
+ *                INIT_FAILED), control commands, SHUTDOWN, the sticky
+ *                shutdown word, the child's wake-up bell and the two
+ *                words that decide who must wake whom (parked, listen);
+ *   frames 1..S  the task ring: S = WORKER__MB_TASK_SLOTS task slots, each
+ *                a frame of its own (overlay worker__mb_task), TASK_READY /
+ *                TASK_DONE per slot. The task numbered `seq` (1, 2, ... per
+ *                child) lives in slot (seq - 1) % S.
  *
  * Frame layout (offsets are part of the format, checked below):
  *
@@ -21,13 +25,15 @@
  *   28   u32  child_pid    written by the child before INIT_*
  *   32   u32  shutdown     sticky, 0 -> 1 only, written by the parent only
  *   36   u32  bell         futex word the child parks on; bumped on every
- *                          parent store that the child must notice
+ *                          parent store that the child must notice while
+ *                          parked
  *   40   u32  fault        frame 0: the fault point and action a child is
  *                          about to die or hang at ((action << 8) |
  *                          (point + 1)), release-stored; 0 = none. The
  *                          parent names it when the child dies or times
  *                          out without a word of its own.
- *   44   u8   reserved0[4]
+ *   44   u32  parked       frame 0: 1 while the child is about to park or
+ *                          parked on the bell, written by the child only
  *   48   i64  close_by_ns  frame 0: when the parent's graceful wait ends
  *                          (CLOCK_MONOTONIC ns), stored before `shutdown`;
  *                          0 = no deadline. A next-level child ends its
@@ -35,7 +41,11 @@
  *                          grandchild is killed and reaped by the child
  *                          that owns it, not by its parent's SIGKILL of
  *                          the whole group in the last part of the budget.
- *   56   u8   reserved[8]
+ *   56   u32  listen       frame 0: how the parent's scheduler, parked,
+ *                          wants to hear of task completions
+ *                          (WORKER__MB_LISTEN_*); armed by the parent,
+ *                          taken back to OFF by whichever side acts on it
+ *   60   u8   reserved[4]
  *   64   u8   args[WORKER__MB_ARGS_SIZE]
  *   3840 char msg[256]     NUL-terminated error text
  *
@@ -49,11 +59,57 @@
  * SHUTDOWN store. Termination therefore lives in the separate one-way
  * `shutdown` word, stored before the state; a child checks it first on
  * every pass of its loop (simpler #1562/#1663).
+ *
+ * The task ring has one producer (the parent, under its dispatch lock) and
+ * one consumer (the child). A slot goes IDLE -> TASK_READY (parent) ->
+ * TASK_DONE (child) -> IDLE (parent, after it read the result); the slot
+ * states are the ring's head and tail: the child serves slot after slot
+ * while the next one is TASK_READY, the parent collects slot after slot
+ * while the oldest one in flight is TASK_DONE, so no counter is shared.
+ * The parent fills a slot only when it is IDLE and at most S tasks are in
+ * flight; a slot found in any other state breaks the protocol.
+ *
+ * Wake-ups, parent -> child. A child that finds its next slot not READY
+ * (the ring is empty) spins briefly, then stores parked = 1, issues a
+ * full fence, re-checks the shutdown word, the base state and its next
+ * slot, and only then parks on the bell (futex, with the bell value it
+ * read before all of these checks). The parent stores TASK_READY, issues
+ * a full fence, then reads `parked` and rings the bell only if it is 1.
+ * Store, fence, load on both sides: at least one of them sees the
+ * other's store, so either the child's re-check finds the task or the
+ * parent rings; and a ring after the child read the bell makes its futex
+ * wait return at once. A child that is running (or spinning) is never
+ * rung for a task: it finds the task when it looks at the slot. Control
+ * commands and SHUTDOWN ring the bell unconditionally.
+ *
+ * Wake-ups, child -> parent. The child tells the parent's scheduler of
+ * completions through the parent's doorbell eventfd, and only when the
+ * scheduler asked for it: before it parks, the scheduler stores `listen`
+ * (BATCH or EACH) in the mailbox of every child with tasks in flight,
+ * issues a full fence and looks at their oldest slots again; when it
+ * wakes it stores OFF and fences before collecting. After each TASK_DONE
+ * the child fences and reads `listen`: EACH, it takes the word back to OFF
+ * (exchange) and rings if it got EACH; BATCH, it notes a completion owed
+ * and, when its ring is empty (the end of the batch), takes the word back
+ * to OFF and rings if it got anything but OFF. A child that read OFF (or
+ * that lost the exchange) does not ring: the scheduler was awake then,
+ * and its own fence-then-look finds the completion. EACH is for
+ * completions someone waits for one by one (a task waiter, a task of
+ * another target that depends on this one, or runs of several jobs in one
+ * ring); BATCH wakes the scheduler once per batch.
+ *
+ * Dependencies inside a ring. The parent may queue a task behind tasks it
+ * depends on that are still in the same ring (they run first: one ring is
+ * served in order). Bit i of the slot's `after` names the task dispatched
+ * i + 1 before it; if any of them failed or was skipped, the child skips
+ * the task (publishes it as failed and `skipped`, without running it) and
+ * the parent reports it as poisoned by the failed dependency.
  */
 #ifndef WORKER_MAILBOX_H
 #define WORKER_MAILBOX_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,12 +130,14 @@ enum worker__mb_state {
 };
 
 #define WORKER__MB_MAGIC 0x424d4b57u /* "WKMB" little-endian */
-#define WORKER__MB_VERSION \
-    5u /* 2: task and control overlays of args;
-                                 3: the fault word; 4: internal control
-                                 commands from 0x100; 5: close_by_ns */
+/* 2: task and control overlays of args; 3: the fault word; 4: internal
+   control commands from 0x100; 5: close_by_ns; 6: the task ring (slots,
+   parked, listen, after/skipped). */
+#define WORKER__MB_VERSION 6u
 #define WORKER__MB_FRAME_SIZE 4096u
-#define WORKER__MB_FRAMES 2u
+/* Tasks one child may have in flight: its batch at most. */
+#define WORKER__MB_TASK_SLOTS 16u
+#define WORKER__MB_FRAMES (1u + WORKER__MB_TASK_SLOTS)
 #define WORKER__MAILBOX_SIZE (WORKER__MB_FRAME_SIZE * WORKER__MB_FRAMES)
 #define WORKER__MB_MSG_SIZE 256u
 #define WORKER__MB_ARGS_OFF 64u
@@ -97,9 +155,10 @@ typedef struct worker__mb_frame {
     _Atomic uint32_t shutdown;
     _Atomic uint32_t bell;
     _Atomic uint32_t fault;
-    uint8_t reserved0[4];
+    _Atomic uint32_t parked;
     _Atomic int64_t close_by_ns;
-    uint8_t reserved[8];
+    _Atomic uint32_t listen;
+    uint8_t reserved[4];
     uint8_t args[WORKER__MB_ARGS_SIZE];
     char msg[WORKER__MB_MSG_SIZE];
 } worker__mb_frame;
@@ -112,8 +171,10 @@ _Static_assert(offsetof(worker__mb_frame, depth) == 24, "depth at 24");
 _Static_assert(offsetof(worker__mb_frame, shutdown) == 32, "shutdown at 32");
 _Static_assert(offsetof(worker__mb_frame, bell) == 36, "bell at 36");
 _Static_assert(offsetof(worker__mb_frame, fault) == 40, "fault at 40");
+_Static_assert(offsetof(worker__mb_frame, parked) == 44, "parked at 44");
 _Static_assert(offsetof(worker__mb_frame, close_by_ns) == 48,
                "close_by_ns at 48");
+_Static_assert(offsetof(worker__mb_frame, listen) == 56, "listen at 56");
 _Static_assert(offsetof(worker__mb_frame, args) == WORKER__MB_ARGS_OFF, "args");
 _Static_assert(offsetof(worker__mb_frame, msg) == WORKER__MB_MSG_OFF, "msg");
 _Static_assert(sizeof(worker__mb_frame) == WORKER__MB_FRAME_SIZE, "frame size");
@@ -121,12 +182,13 @@ _Static_assert(sizeof(worker__mb_frame) == WORKER__MB_FRAME_SIZE, "frame size");
 /*
  * Overlays of the args area.
  *
- * Task frame (frame 1): the parent writes seq, the callable/kernel id (in
- * subcmd), kernel arguments or the argument blob, clears the error tuple,
- * then release-stores TASK_READY. The child writes result, done_seq (= the
- * seq it served) and the error tuple, then release-stores TASK_DONE. The
- * parent checks done_seq against the seq it dispatched (a late or stale
- * publication poisons the endpoint) and stores IDLE.
+ * Task slot (frames 1..S): the parent writes seq, after, the callable or
+ * kernel id (in subcmd), kernel arguments or the argument blob, clears the
+ * error tuple, then release-stores TASK_READY. The child writes result,
+ * done_seq (= the seq it served), skipped and the error tuple, then
+ * release-stores TASK_DONE. The parent checks done_seq against the seq it
+ * put in that slot (a late or stale publication poisons the endpoint) and
+ * stores IDLE.
  *
  * Control (frame 0): subcmd is the control sub-command, arg its argument;
  * the child writes result and the error tuple before CONTROL_DONE.
@@ -143,12 +205,22 @@ typedef struct worker__mb_task {
     uint32_t nkargs;
     uint32_t len;
     uint64_t kargs[WORKER__MB_KARGS];
+    /* Bit i: this task depends on the task dispatched i + 1 before it,
+       still in the ring; skip it if that one failed or was skipped. */
+    uint64_t after;
+    uint32_t skipped; /* child: 1 = not run, an `after` task failed */
+    uint32_t reserved;
     uint8_t blob[];
 } worker__mb_task;
 
 #define WORKER__MB_BLOB_MAX (WORKER__MB_ARGS_SIZE - sizeof(worker__mb_task))
-_Static_assert(WORKER__MB_ARGS_SIZE - 80 >= 3072,
+_Static_assert(WORKER__MB_ARGS_SIZE - 96 >= 3072,
                "the task blob holds WORKER_TASK_ARGS_MAX bytes");
+/* Two tasks in one ring are less than S dispatches apart: bit S - 2 of
+   `after` is the farthest one (S - 1 for a task weighed while the ring is
+   full, dispatch/runq.c). */
+_Static_assert(WORKER__MB_TASK_SLOTS >= 2 && WORKER__MB_TASK_SLOTS <= 64,
+               "every dependency inside a ring has its bit in `after`");
 
 typedef struct worker__mb_ctl {
     uint64_t arg;
@@ -156,7 +228,9 @@ typedef struct worker__mb_ctl {
 } worker__mb_ctl;
 
 _Static_assert(offsetof(worker__mb_task, kargs) == 32, "kargs at args+32");
-_Static_assert(sizeof(worker__mb_task) == 80, "task header is 80 bytes");
+_Static_assert(offsetof(worker__mb_task, after) == 80, "after at args+80");
+_Static_assert(offsetof(worker__mb_task, skipped) == 88, "skipped at args+88");
+_Static_assert(sizeof(worker__mb_task) == 96, "task header is 96 bytes");
 _Static_assert(sizeof(worker__mb_ctl) <= WORKER__MB_ARGS_SIZE,
                "control overlay");
 
@@ -170,6 +244,13 @@ static inline worker__mb_ctl *worker__mb_ctl_of(worker__mb_frame *f)
     return (worker__mb_ctl *)(void *)f->args;
 }
 
+/* How a parked scheduler wants to hear of task completions (`listen`). */
+enum worker__mb_listen {
+    WORKER__MB_LISTEN_OFF = 0,   /* the scheduler is awake: no ring */
+    WORKER__MB_LISTEN_BATCH = 1, /* ring once the ring is empty */
+    WORKER__MB_LISTEN_EACH = 2,  /* ring at the next completion */
+};
+
 /* Internal control sub-commands, in their own range (the public ones,
    from 0, are in worker.h). */
 enum {
@@ -182,6 +263,13 @@ typedef struct worker__mailbox {
 } worker__mailbox;
 
 _Static_assert(sizeof(worker__mailbox) == WORKER__MAILBOX_SIZE, "mailbox size");
+
+/* The slot of task number seq (from 1). */
+static inline worker__mb_frame *worker__mb_slot(worker__mailbox *mb,
+                                                uint64_t seq)
+{
+    return &mb->frame[1 + (seq - 1) % WORKER__MB_TASK_SLOTS];
+}
 
 /* Create a mailbox shm object (O_CREAT|O_EXCL, 0600, posix_fallocate),
    map it, stamp magic/version, state IDLE. The name is kept by the caller.
@@ -213,6 +301,10 @@ void worker__mb_write_error(worker__mb_frame *f, int32_t code, const char *msg);
 
 /* Parent side: wake the child parked on the bell. */
 void worker__mb_ring_child(worker__mailbox *mb);
+/* Parent side, after storing TASK_READY into one or more slots: ring the
+   bell if the child is parked or about to park (the fence-then-look of
+   the header comment). True if it rang. */
+bool worker__mb_wake_parked_child(worker__mailbox *mb);
 
 /* Parent side: sticky shutdown word, then the state, then the bell. */
 /* by_ns: the parent's graceful deadline (close_by_ns), 0 for none. */
