@@ -476,8 +476,10 @@ static bool handle_task(struct serve_ctx *sc, worker__mb_frame *f)
 
     if (!skip) {
         rc = run_task(sc, f, &result, m, sizeof(m), &abandon);
-        if (abandon)
+        if (abandon) {
+            sc->next++; /* left in flight: it was running */
             return false;
+        }
         end = WORKER__FAULT(WORKER__FP_TASK_END, rc ? NULL : m,
                             rc ? 0 : sizeof(m));
         if (!rc && end)
@@ -491,13 +493,31 @@ static bool handle_task(struct serve_ctx *sc, worker__mb_frame *f)
         worker__fmt(msg, sizeof(msg), "%s%s", pre, m);
     tk->result = result;
     tk->done_seq = seq;
-    tk->skipped = skip;
+    tk->skipped = skip ? WORKER__MB_SKIP_DEPENDENCY : WORKER__MB_RAN;
     worker__mb_write_error(f, rc, rc && !skip ? msg : NULL);
     worker__mb_store(&f->state, WORKER__MB_TASK_DONE);
     sc->failed = (sc->failed << 1) | (rc != 0);
     sc->next++;
     published(sc);
     return true;
+}
+
+/* Leaving on SHUTDOWN: publish every task still in the ring as not run
+   (the parent fails them as it fails the tasks it still queues). */
+static void decline_unserved(struct serve_ctx *sc)
+{
+    worker__mb_frame *f;
+
+    while ((f = next_ready(sc)) != NULL) {
+        worker__mb_task *tk = worker__mb_task_of(f);
+
+        tk->result = 0;
+        tk->done_seq = tk->seq;
+        tk->skipped = WORKER__MB_SKIP_SHUTDOWN;
+        worker__mb_write_error(f, -ESHUTDOWN, NULL);
+        worker__mb_store(&f->state, WORKER__MB_TASK_DONE);
+        sc->next++;
+    }
 }
 
 /* Nothing to serve: end the batch (ring a scheduler that listens for it),
@@ -540,16 +560,20 @@ static void serve(struct serve_ctx *sc)
 
         /* The sticky word first: a CONTROL_DONE of ours may have
            overwritten a SHUTDOWN in the state word. */
-        if (worker__shutdown_requested(mb))
+        if (worker__shutdown_requested(mb)) {
+            decline_unserved(sc);
             return;
+        }
         if (worker__mb_load(&mb->frame[0].state) ==
             WORKER__MB_CONTROL_REQUEST) {
             handle_control(sc);
             continue;
         }
         if ((f = next_ready(sc)) != NULL) {
-            if (!handle_task(sc, f))
+            if (!handle_task(sc, f)) {
+                decline_unserved(sc);
                 return;
+            }
             continue;
         }
         wait_for_work(sc, bell);

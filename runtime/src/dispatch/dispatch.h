@@ -39,10 +39,12 @@
  * scheduler arms the `listen` word of every child with tasks in flight:
  * BATCH (ring the doorbell once the ring is empty: one wake-up a batch)
  * or EACH (at the next completion: someone waits for tasks one by one, a
- * task elsewhere depends on one in this ring, or the ring holds runs of
- * several jobs while a job waiter waits). Each pass it wakes to, it
- * collects every completion of every ring. The fences that make neither
- * direction lose a wake-up are described in wire/mailbox.h.
+ * task elsewhere depends on one in this ring, or the ring holds tasks of
+ * several jobs, one of which may end before the batch does). A caller
+ * that starts waiting for a task kicks the scheduler, which arms EACH.
+ * Each pass it wakes to, it collects every completion of every ring. The
+ * fences that make neither direction lose a wake-up are described in
+ * wire/mailbox.h.
  *
  * Waiting. Whoever waits (worker_wait, worker_task_wait, a control caller,
  * close's drain) parks on the `progress` futex word, which the scheduler

@@ -74,10 +74,9 @@ uint32_t worker__endpoint_listen_level(const worker *w,
 
     if (atomic_load(&w->n_task_waiters) || c->awaited)
         return WORKER__MB_LISTEN_EACH;
-    /* A waiter of one job must not wait for the tasks of another that
-       follow its last one in the same ring. */
-    if (!atomic_load(&w->n_waiters) && !w->wake_also)
-        return WORKER__MB_LISTEN_BATCH;
+    /* A job may end before the batch does only if the ring holds tasks of
+       another job after its last one: its waiter (or close's drain) must
+       not wait for those. */
     for (uint64_t s = oldest_seq(c); s <= c->seq; s++) {
         const worker_job *job = c->ring[slot_index(s)]->job;
         if (first && job != first)
@@ -173,14 +172,25 @@ bool worker__endpoint_has_completion(struct worker__child *c)
                WORKER__MB_TASK_DONE;
 }
 
-/* The message of a task the child skipped: the dependency that failed
-   (collected before it: it was earlier in the same ring). */
-static void skipped_message(const struct worker__task *t, char *msg,
-                            size_t size)
+/* The message of a task the child did not run: the dependency that
+   failed (collected before it: it was earlier in the same ring), or the
+   shutdown it was leaving on (the poison that sent it, if any). */
+static void skipped_message(const worker *w, const struct worker__child *c,
+                            const struct worker__task *t, uint32_t why,
+                            char *msg, size_t size)
 {
     uint32_t bad = WORKER__TASK_NONE;
+    char pre[64];
 
-    if (worker__task_ready(t, -1, 0, NULL, &bad) < 0)
+    if (why == WORKER__MB_SKIP_SHUTDOWN) {
+        worker__child_prefix(w, c, pre, sizeof(pre));
+        if (c->poisoned)
+            worker__fmt(msg, size, "%s", c->poison);
+        else
+            worker__fmt(msg, size,
+                        "%stask %u not run: the child was shutting down", pre,
+                        t->id);
+    } else if (worker__task_ready(t, -1, 0, NULL, &bad) < 0)
         worker__fmt(msg, size, "task %u poisoned: it depends on failed task %u",
                     t->id, bad);
     else
@@ -222,7 +232,7 @@ unsigned worker__endpoint_collect(worker *w, struct worker__child *c)
            complete. */
         t->result = tk->result;
         if (tk->skipped) {
-            skipped_message(t, msg, sizeof(msg));
+            skipped_message(w, c, t, tk->skipped, msg, sizeof(msg));
         } else if (f->error) {
             memcpy(msg, f->msg, sizeof(msg));
             msg[sizeof(msg) - 1] = '\0';

@@ -90,9 +90,13 @@ bool worker__mb_wake_parked_child(worker__mailbox *mb)
 {
     /* TASK_READY was release-stored before; this fence pairs with the
        child's between its store of `parked` and its look at the slot
-       (mailbox.h: one of the two sides sees the other's store). */
+       (mailbox.h: one of the two sides sees the other's store). Taking
+       the word back to 0 makes the later puts of the same wake-up ring
+       no more: the child is woken once, however many tasks follow. */
     atomic_thread_fence(memory_order_seq_cst);
-    if (!atomic_load_explicit(&mb->frame[0].parked, memory_order_relaxed))
+    if (!atomic_load_explicit(&mb->frame[0].parked, memory_order_relaxed) ||
+        !atomic_exchange_explicit(&mb->frame[0].parked, 0,
+                                  memory_order_relaxed))
         return false;
     worker__mb_ring_child(mb);
     return true;

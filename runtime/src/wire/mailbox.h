@@ -33,7 +33,8 @@
  *                          parent names it when the child dies or times
  *                          out without a word of its own.
  *   44   u32  parked       frame 0: 1 while the child is about to park or
- *                          parked on the bell, written by the child only
+ *                          parked on the bell; set by the child, taken
+ *                          back to 0 by the parent that rings it
  *   48   i64  close_by_ns  frame 0: when the parent's graceful wait ends
  *                          (CLOCK_MONOTONIC ns), stored before `shutdown`;
  *                          0 = no deadline. A next-level child ends its
@@ -74,7 +75,9 @@
  * full fence, re-checks the shutdown word, the base state and its next
  * slot, and only then parks on the bell (futex, with the bell value it
  * read before all of these checks). The parent stores TASK_READY, issues
- * a full fence, then reads `parked` and rings the bell only if it is 1.
+ * a full fence, then reads `parked` and rings the bell only if it is 1,
+ * taking it back to 0 (exchange) so that the tasks it puts before the
+ * child runs again ring no more.
  * Store, fence, load on both sides: at least one of them sees the
  * other's store, so either the child's re-check finds the task or the
  * parent rings; and a ring after the child read the bell makes its futex
@@ -95,15 +98,18 @@
  * that lost the exchange) does not ring: the scheduler was awake then,
  * and its own fence-then-look finds the completion. EACH is for
  * completions someone waits for one by one (a task waiter, a task of
- * another target that depends on this one, or runs of several jobs in one
- * ring); BATCH wakes the scheduler once per batch.
+ * another target that depends on this one, or tasks of several jobs in
+ * one ring); BATCH wakes the scheduler once per batch.
  *
  * Dependencies inside a ring. The parent may queue a task behind tasks it
  * depends on that are still in the same ring (they run first: one ring is
  * served in order). Bit i of the slot's `after` names the task dispatched
  * i + 1 before it; if any of them failed or was skipped, the child skips
  * the task (publishes it as failed and `skipped`, without running it) and
- * the parent reports it as poisoned by the failed dependency.
+ * the parent reports it as poisoned by the failed dependency. A child that
+ * leaves on SHUTDOWN publishes the tasks left in its ring the same way
+ * (SKIP_SHUTDOWN), so they fail as not run, like the tasks still queued
+ * in the parent.
  */
 #ifndef WORKER_MAILBOX_H
 #define WORKER_MAILBOX_H
@@ -208,7 +214,7 @@ typedef struct worker__mb_task {
     /* Bit i: this task depends on the task dispatched i + 1 before it,
        still in the ring; skip it if that one failed or was skipped. */
     uint64_t after;
-    uint32_t skipped; /* child: 1 = not run, an `after` task failed */
+    uint32_t skipped; /* child: WORKER__MB_SKIP_*, 0 = it ran */
     uint32_t reserved;
     uint8_t blob[];
 } worker__mb_task;
@@ -243,6 +249,13 @@ static inline worker__mb_ctl *worker__mb_ctl_of(worker__mb_frame *f)
 {
     return (worker__mb_ctl *)(void *)f->args;
 }
+
+/* Why the child published a task it did not run (`skipped`). */
+enum worker__mb_skip {
+    WORKER__MB_RAN = 0,
+    WORKER__MB_SKIP_DEPENDENCY = 1, /* an `after` task failed */
+    WORKER__MB_SKIP_SHUTDOWN = 2,   /* the child was leaving on SHUTDOWN */
+};
 
 /* How a parked scheduler wants to hear of task completions (`listen`). */
 enum worker__mb_listen {
