@@ -33,9 +33,17 @@
 
 /* ---- a log and holds shared with the children ---- */
 
-/* Words of the shared page: the log's length, the hold level the test has
-   opened, the arrivals at holds, then the log. */
-enum { LOG_N, HOLD_OPEN, HOLD_ARRIVALS, LOG_FIRST, WORDS = LOG_FIRST + 256 };
+/* Words of the shared page: the log's entries written, its entries
+   taken, the hold level the test has opened, the arrivals at holds, then
+   the log. */
+enum {
+    LOG_N,
+    LOG_TAKEN,
+    HOLD_OPEN,
+    HOLD_ARRIVALS,
+    LOG_FIRST,
+    WORDS = LOG_FIRST + 256
+};
 
 static _Atomic unsigned *shared; /* MAP_SHARED, made before init */
 
@@ -102,9 +110,12 @@ static int step(void *arg, const void *args, size_t len, char *msg, size_t size)
         while ((v = atomic_load(&shared[HOLD_OPEN])) < s.level)
             futex(&shared[HOLD_OPEN], FUTEX_WAIT, v, NULL);
     }
-    unsigned at = atomic_fetch_add(&shared[LOG_N], 1);
+    /* Take an entry, write it, then count it written (and wake the test):
+       whoever sees LOG_N at n finds n entries written among those taken. */
+    unsigned at = atomic_fetch_add(&shared[LOG_TAKEN], 1);
     if (at < WORDS - LOG_FIRST)
         atomic_store(&shared[LOG_FIRST + at], logged(s.job, s.idx));
+    word_add(&shared[LOG_N], 1);
     if (s.action == FAIL) {
         snprintf(msg, size, "step %u.%u failed", s.job, s.idx);
         return -1;
@@ -114,7 +125,7 @@ static int step(void *arg, const void *args, size_t len, char *msg, size_t size)
 
 static bool ran(uint32_t job, uint32_t idx)
 {
-    unsigned n = atomic_load(&shared[LOG_N]);
+    unsigned n = atomic_load(&shared[LOG_TAKEN]);
 
     for (unsigned i = 0; i < n && i < WORDS - LOG_FIRST; i++)
         if (atomic_load(&shared[LOG_FIRST + i]) == logged(job, idx))
