@@ -38,10 +38,10 @@ int worker__mailbox_create(const char *name, worker__mailbox **ret)
     close(fd);
 
     worker__mailbox *mb = p;
-    for (unsigned i = 0; i < WORKER__MB_FRAMES; i++) {
-        mb->frame[i].magic = WORKER__MB_MAGIC;
-        mb->frame[i].version = WORKER__MB_VERSION;
-    }
+    /* Frame 0 only: the task slots stay untouched (zero) until their first
+       task, so a tree's startup faults in one page per mailbox, not 17. */
+    mb->frame[0].magic = WORKER__MB_MAGIC;
+    mb->frame[0].version = WORKER__MB_VERSION;
     /* Nobody else maps it yet; the release only documents intent. */
     worker__mb_store(&mb->frame[0].state, WORKER__MB_IDLE);
     *ret = mb;

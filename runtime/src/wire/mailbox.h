@@ -16,8 +16,8 @@
  *
  * Frame layout (offsets are part of the format, checked below):
  *
- *   0    u32  magic        WORKER__MB_MAGIC (frame 0; reserved elsewhere)
- *   4    u32  version      WORKER__MB_VERSION
+ *   0    u32  magic        WORKER__MB_MAGIC (frame 0; 0 in the slots)
+ *   4    u32  version      WORKER__MB_VERSION (frame 0; 0 in the slots)
  *   8    u32  state        MailboxState, acquire/release
  *   12   i32  error        0 = ok
  *   16   u64  subcmd       control sub-command / callable id
