@@ -113,6 +113,12 @@ struct worker__child {
        the oldest being number seq - n_inflight + 1. */
     struct worker__task *ring[WORKER__MB_TASK_SLOTS];
     unsigned n_inflight;
+    /* Its blob area in use: bytes [blob_tail, blob_head), counted from
+       the last time the ring was empty (the offset is the count modulo
+       the area's size); blob_end[i], blob_head after the task in slot i
+       was put. */
+    uint64_t blob_head, blob_tail;
+    uint64_t blob_end[WORKER__MB_TASK_SLOTS];
     uint64_t seq;            /* last dispatch number */
     bool awaited;            /* a task elsewhere waits for one in its ring */
     uint64_t task_wakeups;   /* times its bell was rung for tasks */

@@ -29,7 +29,7 @@
 
 /* As many tasks as one ring holds (wire/mailbox.h, pinned by
    test_mailbox_atomics). */
-#define RING 16
+#define RING 32
 
 /* ---- a log and holds shared with the children ---- */
 
@@ -93,18 +93,32 @@ static unsigned logged(uint32_t job, uint32_t idx)
     return job * 1000 + idx + 1;
 }
 
-/* The sub callable (runs in the sub). */
+/* Byte i of a blob's padding after its step. */
+static uint8_t pad_byte(const struct step *s, size_t i)
+{
+    return (uint8_t)(s->job * 31 + s->idx * 7 + i);
+}
+
+/* The sub callable (runs in the sub). The blob is a step, then padding
+   whose bytes it checks. */
 static int step(void *arg, const void *args, size_t len, char *msg, size_t size)
 {
+    const uint8_t *pad = (const uint8_t *)args + sizeof(struct step);
     struct step s;
     unsigned v;
 
     (void)arg;
-    if (len != sizeof(s)) {
+    if (len < sizeof(s)) {
         snprintf(msg, size, "bad blob of %zu bytes", len);
         return -1;
     }
     memcpy(&s, args, sizeof(s));
+    for (size_t i = 0; i < len - sizeof(s); i++)
+        if (pad[i] != pad_byte(&s, i)) {
+            snprintf(msg, size, "step %u.%u: padding byte %zu of %zu is wrong",
+                     s.job, s.idx, i, len - sizeof(s));
+            return -1;
+        }
     if (s.action == HOLD) {
         word_add(&shared[HOLD_ARRIVALS], 1);
         while ((v = atomic_load(&shared[HOLD_OPEN])) < s.level)
@@ -160,12 +174,14 @@ struct spec {
     int dep;
 };
 
-/* Job `job`: n tasks, task i as spec[i] (a RECORD on sub 0 past them). */
+/* Job `job`: n tasks, task i as spec[i] (a RECORD on sub 0 past them);
+   with pad, task i's blob carries pad(i) bytes of padding. */
 struct plan {
     uint32_t job;
     unsigned n;
     const struct spec *spec;
     unsigned n_spec;
+    size_t (*pad)(unsigned i);
 };
 
 static int plan_orch(worker_job *job, void *arg)
@@ -179,11 +195,17 @@ static int plan_orch(worker_job *job, void *arg)
         if (i < p->n_spec)
             sp = p->spec[i];
         struct step s = { p->job, i, sp.action, sp.level };
+        uint8_t blob[WORKER_TASK_ARGS_MAX];
+        size_t pad = p->pad ? p->pad(i) : 0;
+
+        memcpy(blob, &s, sizeof(s));
+        for (size_t k = 0; k < pad; k++)
+            blob[sizeof(s) + k] = pad_byte(&s, k);
         t.kind = WORKER_CHILD_SUB;
         t.target = sp.sub;
         t.callable = 0;
-        t.args = &s;
-        t.args_len = sizeof(s);
+        t.args = blob;
+        t.args_len = sizeof(s) + pad;
         if (sp.dep >= 0) {
             t.deps = &sp.dep;
             t.ndeps = 1;
@@ -208,7 +230,7 @@ static worker_job *submit(worker *w, const struct plan *p)
 static worker_job *hold_sub0(worker *w, uint32_t job)
 {
     static const struct spec hold = { 0, HOLD, 1, -1 };
-    const struct plan p = { job, 1, &hold, 1 };
+    const struct plan p = { .job = job, .n = 1, .spec = &hold, .n_spec = 1 };
     worker_job *j = submit(w, &p);
 
     await_holds(1);
@@ -300,7 +322,7 @@ static int64_t wakeups_for_held_noops(unsigned n)
 }
 
 /* A ring's worth of tasks queued while the chip is busy: all served on
-   the wake-up of the first (a bell per task would be 16). */
+   the wake-up of the first (a bell per task would be 32). */
 static void queued_tasks_are_served_in_one_wake_up(void **state)
 {
     assert_true(wakeups_for_held_noops(RING) <= 1);
@@ -324,7 +346,7 @@ static void tasks_of_two_jobs_queued_in_one_ring_keep_their_order(void **state)
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
     worker *w = sub_tree("L3{sub}", &o, &t);
-    const struct plan a = { 1, 20, NULL, 0 }, b = { 2, 20, NULL, 0 };
+    const struct plan a = { .job = 1, .n = 20 }, b = { .job = 2, .n = 20 };
 
     worker_job *jobs[3] = { hold_sub0(w, 9) };
     jobs[1] = submit(w, &a);
@@ -351,7 +373,11 @@ static void a_failed_task_skips_its_dependents_in_the_ring_only(void **state)
     worker *w = sub_tree("L3{sub}", &o, &t);
     static const struct spec fail_second[] = { { 0, RECORD, 0, -1 },
                                                { 0, FAIL, 0, -1 } };
-    const struct plan a = { 1, 4, fail_second, 2 }, b = { 2, 2, NULL, 0 };
+    const struct plan a = { .job = 1,
+                            .n = 4,
+                            .spec = fail_second,
+                            .n_spec = 2 },
+                      b = { .job = 2, .n = 2 };
 
     worker_job *jobs[3] = { hold_sub0(w, 9) };
     jobs[1] = submit(w, &a);
@@ -370,6 +396,35 @@ static void a_failed_task_skips_its_dependents_in_the_ring_only(void **state)
     end_case(t, jobs, 3);
 }
 
+/* Blobs of every size up to the largest, 40 of them queued behind a hold:
+   the blob area holds only a few at a time, so tasks wait for room (as
+   for a free slot), blobs start over at the area's beginning when they
+   would cross its end, and each arrives whole, in order. */
+static size_t pad_of(unsigned i)
+{
+    return i % 4 == 0
+               ? WORKER_TASK_ARGS_MAX - sizeof(struct step)
+               : (i * 997u) % (WORKER_TASK_ARGS_MAX - sizeof(struct step));
+}
+
+static void blobs_wait_for_room_and_arrive_whole_in_order(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    worker *w = sub_tree("L3{sub}", &o, &t);
+    const struct plan p = { .job = 1, .n = 40, .pad = pad_of };
+
+    worker_job *jobs[2] = { hold_sub0(w, 9) };
+    jobs[1] = submit(w, &p);
+    open_hold();
+    assert_int_equal(worker_wait(jobs[1], rt_bound_s(5.0)), 0);
+    assert_int_equal(worker_wait(jobs[0], rt_bound_s(5.0)), 0);
+    assert_int_equal(atomic_load(&shared[LOG_N]), 41);
+    for (unsigned i = 0; i < 40; i++)
+        assert_int_equal(log_at(1 + i), logged(1, i));
+    end_case(t, jobs, 2);
+}
+
 /* ---- completions waited for in the middle of a batch ---- */
 
 /* Sub 0's ring: task 0 held, then task 1 held longer. Task 2, on sub 1,
@@ -384,7 +439,7 @@ static void a_task_on_another_target_starts_mid_batch(void **state)
     static const struct spec tasks[] = { { 0, HOLD, 1, -1 },
                                          { 0, HOLD, 2, -1 },
                                          { 1, RECORD, 0, 0 } };
-    const struct plan p = { 1, 3, tasks, 3 };
+    const struct plan p = { .job = 1, .n = 3, .spec = tasks, .n_spec = 3 };
 
     worker_job *job = submit(w, &p);
     await_holds(1);
@@ -406,7 +461,7 @@ static void a_task_waiter_hears_of_its_task_mid_batch(void **state)
     worker *w = sub_tree("L3{sub}", &o, &t);
     static const struct spec tasks[] = { { 0, RECORD, 0, -1 },
                                          { 0, HOLD, 1, -1 } };
-    const struct plan p = { 1, 2, tasks, 2 };
+    const struct plan p = { .job = 1, .n = 2, .spec = tasks, .n_spec = 2 };
 
     worker_job *job = submit(w, &p);
     await_holds(1);
@@ -425,7 +480,8 @@ static void a_job_ending_mid_batch_wakes_its_waiter(void **state)
     mpfw_options o = rt_fast_options();
     worker *w = sub_tree("L3{sub}", &o, &t);
     static const struct spec held[] = { { 0, HOLD, 2, -1 } };
-    const struct plan a = { 1, 1, NULL, 0 }, b = { 2, 1, held, 1 };
+    const struct plan a = { .job = 1, .n = 1 },
+                      b = { .job = 2, .n = 1, .spec = held, .n_spec = 1 };
 
     worker_job *jobs[3] = { hold_sub0(w, 9) };
     jobs[1] = submit(w, &a);
@@ -453,7 +509,8 @@ static void a_child_killed_mid_batch_fails_the_rest_naming_it(void **state)
     worker *w = sub_tree("L3{sub}", &o, &t);
     static const struct spec tasks[] = { { 0, RECORD, 0, -1 },
                                          { 0, HOLD, 1, -1 } };
-    const struct plan a = { 1, 2, tasks, 2 }, b = { 2, 2, NULL, 0 };
+    const struct plan a = { .job = 1, .n = 2, .spec = tasks, .n_spec = 2 },
+                      b = { .job = 2, .n = 2 };
     pid_t pid = rt_child_pid(w, WORKER_CHILD_SUB, 0);
     char want[128];
 
@@ -488,7 +545,9 @@ static void shutdown_with_a_full_ring_fails_the_queued_tasks(void **state)
     mpfw_options o = rt_fast_options();
     worker *w = sub_tree("L3{sub}", &o, &t);
     static const struct spec held[] = { { 0, HOLD, 1, -1 } };
-    const struct plan p = { 1, RING + 4, held, 1 };
+    const struct plan p = {
+        .job = 1, .n = RING + 4, .spec = held, .n_spec = 1
+    };
 
     worker_job *job = submit(w, &p);
     await_holds(1);
@@ -515,7 +574,7 @@ static void freeing_a_tree_with_a_full_ring_runs_none_of_its_queue(void **state)
     worker_gates *g;
     worker *w = NULL;
     worker_job *job;
-    const struct plan p = { 1, RING + 4, NULL, 0 };
+    const struct plan p = { .job = 1, .n = RING + 4 };
 
     shared_new();
     assert_int_equal(worker_gates_new(&g), 0);
@@ -553,6 +612,7 @@ int main(void)
                        5000),
         mpfw_unit_test(a_failed_task_skips_its_dependents_in_the_ring_only,
                        5000),
+        mpfw_unit_test(blobs_wait_for_room_and_arrive_whole_in_order, 5000),
         mpfw_unit_test(a_task_on_another_target_starts_mid_batch, 5000),
         mpfw_unit_test(a_task_waiter_hears_of_its_task_mid_batch, 5000),
         mpfw_unit_test(a_job_ending_mid_batch_wakes_its_waiter, 5000),

@@ -385,11 +385,11 @@ static void handle_control(struct serve_ctx *sc)
 }
 
 /* The slot of the next task, if the parent has made it READY. */
-static worker__mb_frame *next_ready(struct serve_ctx *sc)
+static worker__mb_slot *next_ready(struct serve_ctx *sc)
 {
-    worker__mb_frame *f = worker__mb_slot(sc->c->mb, sc->next);
+    worker__mb_slot *slot = worker__mb_slot_of(sc->c->mb, sc->next);
 
-    return worker__mb_load(&f->state) == WORKER__MB_TASK_READY ? f : NULL;
+    return worker__mb_load(&slot->state) == WORKER__MB_TASK_READY ? slot : NULL;
 }
 
 /* Take the scheduler's `listen` word back to OFF and ring its doorbell if
@@ -420,18 +420,23 @@ static void published(struct serve_ctx *sc)
     }
 }
 
-/* Run the task of slot f, or skip it when a task it depends on in this
-   ring failed (its `after` bits against our record of failures). */
-static int run_task(struct serve_ctx *sc, worker__mb_frame *f, uint64_t *result,
-                    char *m, size_t msize, bool *abandon)
+/* Run the task of a slot. */
+static int run_task(struct serve_ctx *sc, worker__mb_slot *slot,
+                    uint64_t *result, char *m, size_t msize, bool *abandon)
 {
-    worker__mb_task *tk = worker__mb_task_of(f);
-    uint64_t callable = f->subcmd;
+    uint64_t callable = slot->callable;
+    uint32_t off = slot->blob_off, len = slot->len;
+    const uint8_t *blob = sc->c->mb->blobs + off;
     int rc;
 
     rc = WORKER__FAULT(WORKER__FP_TASK_BEGIN, m, msize);
     if (rc)
         return rc;
+    if (len > WORKER__MB_BLOB_MAX || off > WORKER__MB_BLOB_AREA - len) {
+        snprintf(m, msize, "task blob of %u bytes at %u outside the mailbox",
+                 len, off);
+        return -EPROTO;
+    }
     switch (sc->c->kind) {
     case WORKER_CHILD_SUB: {
         const struct worker__callable *cb;
@@ -441,41 +446,38 @@ static int run_task(struct serve_ctx *sc, worker__mb_frame *f, uint64_t *result,
             return -EINVAL;
         }
         cb = &sc->parent->subs[callable];
-        rc = ((worker_sub_fn)cb->fn)(cb->arg, tk->blob, tk->len, m, msize);
+        rc = ((worker_sub_fn)cb->fn)(cb->arg, blob, len, m, msize);
         if (rc && !m[0])
             snprintf(m, msize, "callable '%s' failed with code %d", cb->name,
                      rc);
         return rc;
     }
     case WORKER_CHILD_CHIP:
-        return worker__device_run(&sc->st->dev, (unsigned)callable, tk->kargs,
-                                  tk->nkargs > WORKER__MB_KARGS
+        return worker__device_run(&sc->st->dev, (unsigned)callable, slot->kargs,
+                                  slot->nkargs > WORKER__MB_KARGS
                                       ? WORKER__MB_KARGS
-                                      : tk->nkargs,
+                                      : slot->nkargs,
                                   result, m, msize);
     case WORKER_CHILD_NEXT:
-        return worker__nested_run(sc->st->nested, sc->c->mb, callable, tk->blob,
-                                  tk->len > WORKER__MB_BLOB_MAX
-                                      ? WORKER__MB_BLOB_MAX
-                                      : tk->len,
-                                  m, msize, abandon);
+        return worker__nested_run(sc->st->nested, sc->c->mb, callable, blob,
+                                  len, m, msize, abandon);
     }
     return 0;
 }
 
-/* The task of slot f: run (or skip) it, write result, skipped and the
-   error tuple, then TASK_DONE. Returns false when the task was abandoned
-   for a shutdown. */
-static bool handle_task(struct serve_ctx *sc, worker__mb_frame *f)
+/* The task of a slot: run it, or skip it when a task it depends on in
+   this ring failed (its `after` bits against our record of failures);
+   write result, skipped and the error tuple, then TASK_DONE. Returns
+   false when the task was abandoned for a shutdown. */
+static bool handle_task(struct serve_ctx *sc, worker__mb_slot *slot)
 {
-    worker__mb_task *tk = worker__mb_task_of(f);
-    uint64_t seq = tk->seq, result = 0;
+    uint64_t seq = slot->seq, result = 0;
     char m[WORKER_ERROR_MAX] = "", msg[WORKER_ERROR_MAX], pre[64];
-    bool skip = (tk->after & sc->failed) != 0, abandon = false;
+    bool skip = (slot->after & sc->failed) != 0, abandon = false;
     int rc = -ECANCELED, end;
 
     if (!skip) {
-        rc = run_task(sc, f, &result, m, sizeof(m), &abandon);
+        rc = run_task(sc, slot, &result, m, sizeof(m), &abandon);
         if (abandon) {
             sc->next++; /* left in flight: it was running */
             return false;
@@ -491,11 +493,11 @@ static bool handle_task(struct serve_ctx *sc, worker__mb_frame *f)
     worker__child_prefix(sc->parent, sc->c, pre, sizeof(pre));
     if (rc && !skip)
         worker__fmt(msg, sizeof(msg), "%s%s", pre, m);
-    tk->result = result;
-    tk->done_seq = seq;
-    tk->skipped = skip ? WORKER__MB_SKIP_DEPENDENCY : WORKER__MB_RAN;
-    worker__mb_write_error(f, rc, rc && !skip ? msg : NULL);
-    worker__mb_store(&f->state, WORKER__MB_TASK_DONE);
+    slot->result = result;
+    slot->done_seq = seq;
+    slot->skipped = skip ? WORKER__MB_SKIP_DEPENDENCY : WORKER__MB_RAN;
+    worker__mb_slot_write_error(slot, rc, rc && !skip ? msg : NULL);
+    worker__mb_store(&slot->state, WORKER__MB_TASK_DONE);
     sc->failed = (sc->failed << 1) | (rc != 0);
     sc->next++;
     published(sc);
@@ -506,16 +508,14 @@ static bool handle_task(struct serve_ctx *sc, worker__mb_frame *f)
    (the parent fails them as it fails the tasks it still queues). */
 static void decline_unserved(struct serve_ctx *sc)
 {
-    worker__mb_frame *f;
+    worker__mb_slot *slot;
 
-    while ((f = next_ready(sc)) != NULL) {
-        worker__mb_task *tk = worker__mb_task_of(f);
-
-        tk->result = 0;
-        tk->done_seq = tk->seq;
-        tk->skipped = WORKER__MB_SKIP_SHUTDOWN;
-        worker__mb_write_error(f, -ESHUTDOWN, NULL);
-        worker__mb_store(&f->state, WORKER__MB_TASK_DONE);
+    while ((slot = next_ready(sc)) != NULL) {
+        slot->result = 0;
+        slot->done_seq = slot->seq;
+        slot->skipped = WORKER__MB_SKIP_SHUTDOWN;
+        worker__mb_slot_write_error(slot, -ESHUTDOWN, NULL);
+        worker__mb_store(&slot->state, WORKER__MB_TASK_DONE);
         sc->next++;
     }
 }
@@ -556,7 +556,7 @@ static void serve(struct serve_ctx *sc)
 
     for (;;) {
         uint32_t bell = worker__mb_load(&mb->frame[0].bell);
-        worker__mb_frame *f;
+        worker__mb_slot *slot;
 
         /* The sticky word first: a CONTROL_DONE of ours may have
            overwritten a SHUTDOWN in the state word. */
@@ -569,8 +569,8 @@ static void serve(struct serve_ctx *sc)
             handle_control(sc);
             continue;
         }
-        if ((f = next_ready(sc)) != NULL) {
-            if (!handle_task(sc, f)) {
+        if ((slot = next_ready(sc)) != NULL) {
+            if (!handle_task(sc, slot)) {
                 decline_unserved(sc);
                 return;
             }

@@ -132,8 +132,8 @@ static inline struct worker__task *worker__task_at(const worker_job *job,
    runs, move what the FIFO's head allows into c's ring right here (the
    scheduler's own pump) and wake the child if it is parked. True: the
    scheduler needs no wake-up (the FIFO is empty, or its head waits only
-   for room in a full ring, which a completion of c will make). False:
-   kick the scheduler. */
+   for room in c's ring, which a completion of c will make). False: kick
+   the scheduler. */
 bool worker__dispatch_direct(worker *w, struct worker__child *c);
 
 /* endpoint.c: a child's task ring, parent side (mu held) */
@@ -142,6 +142,9 @@ void worker__endpoint_poison(worker *w, struct worker__child *c,
     __attribute__((format(printf, 3, 4)));
 /* READY, not reaped, mailbox mapped, not poisoned. */
 bool worker__endpoint_usable(const struct worker__child *c);
+/* True if t fits in c's ring now: a free slot, and room for its blob. */
+bool worker__endpoint_has_room(const struct worker__child *c,
+                               const struct worker__task *t);
 /* worker__task_ready() of t as the next task of c's ring. */
 int worker__endpoint_task_ready(const worker *w, const struct worker__child *c,
                                 const struct worker__task *t, uint64_t *after,

@@ -60,6 +60,47 @@ bool worker__endpoint_usable(const struct worker__child *c)
     return c->cstate == WORKER__C_READY && !c->reaped && c->mb && !c->poisoned;
 }
 
+/* Where a blob of len bytes would start in the area (a count, as
+   blob_head), if it fits now: after the bytes in use, or at offset 0 when
+   it would cross the end of the area. */
+static bool blob_fits(const struct worker__child *c, uint32_t len,
+                      uint64_t *start)
+{
+    uint64_t at = c->blob_head, pos = at % WORKER__MB_BLOB_AREA;
+
+    if (len && pos + len > WORKER__MB_BLOB_AREA)
+        at += WORKER__MB_BLOB_AREA - pos;
+    if (at + len - c->blob_tail > WORKER__MB_BLOB_AREA)
+        return false;
+    *start = at;
+    return true;
+}
+
+bool worker__endpoint_has_room(const struct worker__child *c,
+                               const struct worker__task *t)
+{
+    uint64_t start;
+
+    return c->n_inflight < WORKER__MB_TASK_SLOTS &&
+           blob_fits(c, t->len, &start);
+}
+
+/* The oldest task leaves the ring: its slot and its blob's bytes are free
+   again (all of the area once the ring is empty: the next blob starts at
+   offset 0, so even the largest fits). */
+static struct worker__task *take_oldest(struct worker__child *c)
+{
+    unsigned i = slot_index(oldest_seq(c));
+    struct worker__task *t = c->ring[i];
+
+    c->ring[i] = NULL;
+    c->n_inflight--;
+    c->blob_tail = c->blob_end[i];
+    if (!c->n_inflight)
+        c->blob_head = c->blob_tail = 0;
+    return t;
+}
+
 int worker__endpoint_task_ready(const worker *w, const struct worker__child *c,
                                 const struct worker__task *t, uint64_t *after,
                                 uint32_t *bad)
@@ -92,12 +133,7 @@ void worker__endpoint_fail_ring(worker *w, struct worker__child *c, int rc,
     const char *msg = first;
 
     while (c->n_inflight) {
-        unsigned i = slot_index(oldest_seq(c));
-        struct worker__task *t = c->ring[i];
-
-        c->ring[i] = NULL;
-        c->n_inflight--;
-        worker__task_finish(w, t, false, rc, msg);
+        worker__task_finish(w, take_oldest(c), false, rc, msg);
         msg = rest;
     }
 }
@@ -105,10 +141,10 @@ void worker__endpoint_fail_ring(worker *w, struct worker__child *c, int rc,
 bool worker__endpoint_put(worker *w, struct worker__child *c,
                           struct worker__task *t, uint64_t after)
 {
-    uint64_t seq = c->seq + 1;
-    worker__mb_frame *f = worker__mb_slot(c->mb, seq);
-    worker__mb_task *tk = worker__mb_task_of(f);
-    uint32_t s = worker__mb_load(&f->state);
+    uint64_t seq = c->seq + 1, start = c->blob_head;
+    unsigned i = slot_index(seq);
+    worker__mb_slot *slot = worker__mb_slot_of(c->mb, seq);
+    uint32_t s = worker__mb_load(&slot->state);
     char pre[64];
 
     /* Submit only into an IDLE slot: anything else means the protocol
@@ -118,30 +154,34 @@ bool worker__endpoint_put(worker *w, struct worker__child *c,
         worker__endpoint_poison(w, c,
                                 "%stask slot %u not IDLE at dispatch (state "
                                 "%u)",
-                                pre, slot_index(seq), s);
+                                pre, i, s);
         worker__task_finish(w, t, false, -EIO, c->poison);
         worker__endpoint_fail_ring(w, c, -EIO, c->poison, c->poison);
         return false;
     }
+    (void)blob_fits(c, t->len, &start); /* the caller checked the room */
     c->seq = seq;
-    c->ring[slot_index(seq)] = t;
+    c->ring[i] = t;
     c->n_inflight++;
+    c->blob_head = start + t->len;
+    c->blob_end[i] = c->blob_head;
     t->state = WORKER__T_RUNNING;
     t->on = index_of(w, c);
     t->seq = seq;
-    tk->seq = seq;
-    tk->done_seq = 0;
-    tk->result = 0;
-    tk->after = after;
-    tk->skipped = 0;
-    tk->nkargs = t->nkargs;
-    memcpy(tk->kargs, t->kargs, sizeof(tk->kargs));
-    tk->len = t->len;
+    slot->seq = seq;
+    slot->done_seq = 0;
+    slot->result = 0;
+    slot->after = after;
+    slot->skipped = 0;
+    slot->callable = t->callable;
+    slot->nkargs = t->nkargs;
+    memcpy(slot->kargs, t->kargs, sizeof(slot->kargs));
+    slot->len = t->len;
+    slot->blob_off = (uint32_t)(start % WORKER__MB_BLOB_AREA);
     if (t->len)
-        memcpy(tk->blob, t->blob, t->len);
-    f->subcmd = t->callable;
-    f->error = 0;
-    f->msg[0] = '\0';
+        memcpy(c->mb->blobs + slot->blob_off, t->blob, t->len);
+    slot->error = 0;
+    slot->msg[0] = '\0';
     /* A submitter dispatching while the scheduler is parked arms `listen`
        itself, before the task is published: the child reads the word only
        after it acquired TASK_READY, so it cannot miss it. The scheduler
@@ -153,9 +193,9 @@ bool worker__endpoint_put(worker *w, struct worker__child *c,
             atomic_store_explicit(&c->mb->frame[0].listen, level,
                                   memory_order_relaxed);
     }
-    /* The payload above is ordered before the child's acquire of the state
-       by this release store. */
-    worker__mb_store(&f->state, WORKER__MB_TASK_READY);
+    /* The slot and the blob above are ordered before the child's acquire
+       of the state by this release store. */
+    worker__mb_store(&slot->state, WORKER__MB_TASK_READY);
     return true;
 }
 
@@ -168,7 +208,7 @@ void worker__endpoint_wake(struct worker__child *c)
 bool worker__endpoint_has_completion(struct worker__child *c)
 {
     return c->n_inflight &&
-           worker__mb_load(&worker__mb_slot(c->mb, oldest_seq(c))->state) ==
+           worker__mb_load(&worker__mb_slot_of(c->mb, oldest_seq(c))->state) ==
                WORKER__MB_TASK_DONE;
 }
 
@@ -206,23 +246,21 @@ unsigned worker__endpoint_collect(worker *w, struct worker__child *c)
 
     while (c->n_inflight) {
         uint64_t seq = oldest_seq(c);
-        worker__mb_frame *f = worker__mb_slot(c->mb, seq);
-        worker__mb_task *tk = worker__mb_task_of(f);
-        struct worker__task *t = c->ring[slot_index(seq)];
+        worker__mb_slot *slot = worker__mb_slot_of(c->mb, seq);
         uint32_t expected = WORKER__MB_TASK_DONE;
         char msg[WORKER_ERROR_MAX], pre[64];
+        struct worker__task *t;
 
-        if (worker__mb_load(&f->state) != WORKER__MB_TASK_DONE)
+        if (worker__mb_load(&slot->state) != WORKER__MB_TASK_DONE)
             break;
-        c->ring[slot_index(seq)] = NULL;
-        c->n_inflight--;
+        t = take_oldest(c);
         n++;
-        if (tk->done_seq != seq) {
+        if (slot->done_seq != seq) {
             worker__child_prefix(w, c, pre, sizeof(pre));
             worker__endpoint_poison(w, c,
                                     "%sstale TASK_DONE (task %llu, expected "
                                     "%llu)",
-                                    pre, (unsigned long long)tk->done_seq,
+                                    pre, (unsigned long long)slot->done_seq,
                                     (unsigned long long)seq);
             worker__task_finish(w, t, false, -EIO, c->poison);
             worker__endpoint_fail_ring(w, c, -EIO, c->poison, c->poison);
@@ -230,22 +268,23 @@ unsigned worker__endpoint_collect(worker *w, struct worker__child *c)
         }
         /* Acquired the state above: the error tuple and result are
            complete. */
-        t->result = tk->result;
-        if (tk->skipped) {
-            skipped_message(w, c, t, tk->skipped, msg, sizeof(msg));
-        } else if (f->error) {
-            memcpy(msg, f->msg, sizeof(msg));
+        t->result = slot->result;
+        if (slot->skipped) {
+            skipped_message(w, c, t, slot->skipped, msg, sizeof(msg));
+        } else if (slot->error) {
+            memcpy(msg, slot->msg, sizeof(msg));
             msg[sizeof(msg) - 1] = '\0';
             if (!msg[0]) {
                 worker__child_prefix(w, c, pre, sizeof(pre));
                 worker__fmt(msg, sizeof(msg), "%stask failed with code %d", pre,
-                            (int)f->error);
+                            (int)slot->error);
             }
         }
         /* Back to IDLE only from TASK_DONE: the slot is ours again. */
-        atomic_compare_exchange_strong(&f->state, &expected, WORKER__MB_IDLE);
-        worker__task_finish(w, t, f->error == 0 && !tk->skipped, -EIO,
-                            f->error || tk->skipped ? msg : NULL);
+        atomic_compare_exchange_strong(&slot->state, &expected,
+                                       WORKER__MB_IDLE);
+        worker__task_finish(w, t, slot->error == 0 && !slot->skipped, -EIO,
+                            slot->error || slot->skipped ? msg : NULL);
     }
     return n;
 }

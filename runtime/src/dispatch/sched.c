@@ -172,7 +172,7 @@ static void pump_endpoint(worker *w, struct worker__child *c)
             worker__task_finish(w, t, false, -EIO, c->poison);
             continue;
         }
-        if (c->n_inflight == WORKER__MB_TASK_SLOTS)
+        if (!worker__endpoint_has_room(c, t))
             break;
         r = worker__endpoint_task_ready(w, c, t, &after, &bad);
         if (r == 0)
@@ -212,10 +212,10 @@ bool worker__dispatch_direct(worker *w, struct worker__child *c)
         worker__notify(w);
         return false;
     }
-    /* A full ring whose next task waits for nothing but room: the child's
-       completions wake the scheduler (it listens while parked). */
+    /* A ring whose next task waits for nothing but room in it: the
+       child's completions wake the scheduler (it listens while parked). */
     return !c->q_head ||
-           (c->n_inflight == WORKER__MB_TASK_SLOTS &&
+           (c->n_inflight && !worker__endpoint_has_room(c, c->q_head) &&
             worker__endpoint_task_ready(w, c, c->q_head, &after, &bad) == 1);
 }
 

@@ -38,8 +38,8 @@ int worker__mailbox_create(const char *name, worker__mailbox **ret)
     close(fd);
 
     worker__mailbox *mb = p;
-    /* Frame 0 only: the task slots stay untouched (zero) until their first
-       task, so a tree's startup faults in one page per mailbox, not 17. */
+    /* Frame 0 only: the ring and the blob area stay untouched (zero, every
+       slot IDLE) until their first task. */
     mb->frame[0].magic = WORKER__MB_MAGIC;
     mb->frame[0].version = WORKER__MB_VERSION;
     /* Nobody else maps it yet; the release only documents intent. */
@@ -70,14 +70,26 @@ int worker__mailbox_check(const worker__mailbox *mb)
            mb->frame[0].version == WORKER__MB_VERSION;
 }
 
-void worker__mb_write_error(worker__mb_frame *f, int32_t code, const char *msg)
+static void write_error(int32_t *error, char *field, int32_t code,
+                        const char *msg)
 {
     size_t n = msg ? strnlen(msg, WORKER__MB_MSG_SIZE - 1) : 0;
 
-    f->error = code;
+    *error = code;
     if (n)
-        memcpy(f->msg, msg, n);
-    memset(f->msg + n, 0, WORKER__MB_MSG_SIZE - n);
+        memcpy(field, msg, n);
+    memset(field + n, 0, WORKER__MB_MSG_SIZE - n);
+}
+
+void worker__mb_write_error(worker__mb_frame *f, int32_t code, const char *msg)
+{
+    write_error(&f->error, f->msg, code, msg);
+}
+
+void worker__mb_slot_write_error(worker__mb_slot *s, int32_t code,
+                                 const char *msg)
+{
+    write_error(&s->error, s->msg, code, msg);
 }
 
 void worker__mb_ring_child(worker__mailbox *mb)

@@ -2,22 +2,28 @@
 /*
  * mailbox.h — the shared-memory wire format between a worker and one child.
  *
- * One POSIX shm object per child, WORKER__MAILBOX_SIZE bytes, made of
- * WORKER__MB_FRAMES frames of the same layout:
+ * One POSIX shm object per child, WORKER__MAILBOX_SIZE bytes:
  *
- *   frame 0      base/control frame: startup handshake (INIT_READY /
- *                INIT_FAILED), control commands, SHUTDOWN, the sticky
- *                shutdown word, the child's wake-up bell and the two
- *                words that decide who must wake whom (parked, listen);
- *   frames 1..S  the task ring: S = WORKER__MB_TASK_SLOTS task slots, each
- *                a frame of its own (overlay worker__mb_task), TASK_READY /
- *                TASK_DONE per slot. The task numbered `seq` (1, 2, ... per
- *                child) lives in slot (seq - 1) % S.
+ *   0      frame 0, the base/control frame (WORKER__MB_FRAME_SIZE bytes,
+ *          worker__mb_frame): startup handshake (INIT_READY /
+ *          INIT_FAILED), control commands, SHUTDOWN, the sticky shutdown
+ *          word, the child's wake-up bell and the two words that decide
+ *          who must wake whom (parked, listen);
+ *   4096   the task ring: WORKER__MB_TASK_SLOTS slots of
+ *          WORKER__MB_SLOT_SIZE bytes (worker__mb_slot), TASK_READY /
+ *          TASK_DONE each. The task numbered `seq` (1, 2, ... per child)
+ *          lives in slot (seq - 1) % WORKER__MB_TASK_SLOTS;
+ *   then   the blob area, WORKER__MB_BLOB_AREA bytes: the argument blobs
+ *          of the tasks in the ring, where their slots say.
  *
- * Frame layout (offsets are part of the format, checked below):
+ * Slots are small (a task's header and its error text) and the blobs
+ * share one area, so a ring of many tasks costs a few pages, all of them
+ * reserved at creation.
  *
- *   0    u32  magic        WORKER__MB_MAGIC (frame 0; 0 in the slots)
- *   4    u32  version      WORKER__MB_VERSION (frame 0; 0 in the slots)
+ * Frame 0 (offsets are part of the format, checked below):
+ *
+ *   0    u32  magic        WORKER__MB_MAGIC
+ *   4    u32  version      WORKER__MB_VERSION
  *   8    u32  state        MailboxState, acquire/release
  *   12   i32  error        0 = ok
  *   16   u64  subcmd       control sub-command / callable id
@@ -27,28 +33,46 @@
  *   36   u32  bell         futex word the child parks on; bumped on every
  *                          parent store that the child must notice while
  *                          parked
- *   40   u32  fault        frame 0: the fault point and action a child is
+ *   40   u32  fault        the fault point and action a child is
  *                          about to die or hang at ((action << 8) |
  *                          (point + 1)), release-stored; 0 = none. The
  *                          parent names it when the child dies or times
  *                          out without a word of its own.
- *   44   u32  parked       frame 0: 1 while the child is about to park or
+ *   44   u32  parked       1 while the child is about to park or
  *                          parked on the bell; set by the child, taken
  *                          back to 0 by the parent that rings it
- *   48   i64  close_by_ns  frame 0: when the parent's graceful wait ends
+ *   48   i64  close_by_ns  when the parent's graceful wait ends
  *                          (CLOCK_MONOTONIC ns), stored before `shutdown`;
  *                          0 = no deadline. A next-level child ends its
  *                          own subtree's teardown by then, so a hung
  *                          grandchild is killed and reaped by the child
  *                          that owns it, not by its parent's SIGKILL of
  *                          the whole group in the last part of the budget.
- *   56   u32  listen       frame 0: how the parent's scheduler, parked,
+ *   56   u32  listen       how the parent's scheduler, parked,
  *                          wants to hear of task completions
  *                          (WORKER__MB_LISTEN_*); armed by the parent,
  *                          taken back to OFF by whichever side acts on it
  *   60   u8   reserved[4]
- *   64   u8   args[WORKER__MB_ARGS_SIZE]
+ *   64   u8   args[WORKER__MB_ARGS_SIZE]  control overlay (below)
  *   3840 char msg[256]     NUL-terminated error text
+ *
+ * A task slot:
+ *
+ *   0    u32  state        IDLE / TASK_READY / TASK_DONE, acquire/release
+ *   4    i32  error        0 = ok
+ *   8    u64  callable     sub callable, kernel or orchestration id
+ *   16   u64  seq          parent: the task's number
+ *   24   u64  done_seq     child: the number it served
+ *   32   u64  result       child: the kernel's result
+ *   40   u64  after        parent: bit i = depends on the task numbered
+ *                          seq - 1 - i, still in the ring
+ *   48   u32  nkargs       parent: kernel arguments
+ *   52   u32  len          parent: blob bytes
+ *   56   u32  blob_off     parent: where the blob starts in the blob area
+ *   60   u32  skipped      child: WORKER__MB_SKIP_*, 0 = it ran
+ *   64   u64  kargs[6]
+ *   112  u8   reserved[144]
+ *   256  char msg[256]     NUL-terminated error text
  *
  * Ordering contract: payload fields (error, depth, args, msg) are plain
  * stores made before a release store of `state`; a reader acquire-loads
@@ -68,7 +92,20 @@
  * while the next one is TASK_READY, the parent collects slot after slot
  * while the oldest one in flight is TASK_DONE, so no counter is shared.
  * The parent fills a slot only when it is IDLE and at most S tasks are in
- * flight; a slot found in any other state breaks the protocol.
+ * flight; a slot found in any other state breaks the protocol. The parent
+ * writes the slot (and its blob) with plain stores, then release-stores
+ * TASK_READY; the child acquire-loads it before reading them, writes
+ * result, done_seq, skipped and the error tuple, then release-stores
+ * TASK_DONE. The parent checks done_seq against the seq it put in that
+ * slot (a late or stale publication poisons the endpoint) and stores
+ * IDLE.
+ *
+ * The blob area is a byte ring the parent alone manages: it writes each
+ * blob after the previous one (starting over at offset 0 when a blob
+ * would not fit before the end, and whenever the ring is empty), and
+ * reuses the bytes of a task once it collected it. Tasks are collected in
+ * the order they were put, so the bytes in use are always one stretch of
+ * the ring. The child only reads the bytes a slot names.
  *
  * Wake-ups, parent -> child. A child that finds its next slot not READY
  * (the ring is empty) spins briefly, then stores parked = 1, issues a
@@ -138,13 +175,17 @@ enum worker__mb_state {
 #define WORKER__MB_MAGIC 0x424d4b57u /* "WKMB" little-endian */
 /* 2: task and control overlays of args; 3: the fault word; 4: internal
    control commands from 0x100; 5: close_by_ns; 6: the task ring (slots,
-   parked, listen, after/skipped). */
+   blob area, parked, listen). */
 #define WORKER__MB_VERSION 6u
 #define WORKER__MB_FRAME_SIZE 4096u
+#define WORKER__MB_FRAMES 1u /* the base frame */
 /* Tasks one child may have in flight: its batch at most. */
-#define WORKER__MB_TASK_SLOTS 16u
-#define WORKER__MB_FRAMES (1u + WORKER__MB_TASK_SLOTS)
-#define WORKER__MAILBOX_SIZE (WORKER__MB_FRAME_SIZE * WORKER__MB_FRAMES)
+#define WORKER__MB_TASK_SLOTS 32u
+#define WORKER__MB_SLOT_SIZE 512u
+#define WORKER__MB_BLOB_AREA 4096u
+#define WORKER__MAILBOX_SIZE                     \
+    (WORKER__MB_FRAME_SIZE * WORKER__MB_FRAMES + \
+     WORKER__MB_SLOT_SIZE * WORKER__MB_TASK_SLOTS + WORKER__MB_BLOB_AREA)
 #define WORKER__MB_MSG_SIZE 256u
 #define WORKER__MB_ARGS_OFF 64u
 #define WORKER__MB_MSG_OFF (WORKER__MB_FRAME_SIZE - WORKER__MB_MSG_SIZE)
@@ -186,69 +227,70 @@ _Static_assert(offsetof(worker__mb_frame, msg) == WORKER__MB_MSG_OFF, "msg");
 _Static_assert(sizeof(worker__mb_frame) == WORKER__MB_FRAME_SIZE, "frame size");
 
 /*
- * Overlays of the args area.
- *
- * Task slot (frames 1..S): the parent writes seq, after, the callable or
- * kernel id (in subcmd), kernel arguments or the argument blob, clears the
- * error tuple, then release-stores TASK_READY. The child writes result,
- * done_seq (= the seq it served), skipped and the error tuple, then
- * release-stores TASK_DONE. The parent checks done_seq against the seq it
- * put in that slot (a late or stale publication poisons the endpoint) and
- * stores IDLE.
- *
- * Control (frame 0): subcmd is the control sub-command, arg its argument;
- * the child writes result and the error tuple before CONTROL_DONE.
+ * The control overlay of frame 0's args area: subcmd is the control
+ * sub-command, arg its argument; the child writes result and the error
+ * tuple before CONTROL_DONE.
  */
-#define WORKER__MB_KARGS 6u
-/* Paired limits: the mailbox carries every argument a task may have. */
-_Static_assert(WORKER__MB_KARGS == WORKER_KERNEL_ARGS_MAX,
-               "task kernel arguments: mailbox slots = public maximum");
-
-typedef struct worker__mb_task {
-    uint64_t seq;
-    uint64_t done_seq;
-    uint64_t result;
-    uint32_t nkargs;
-    uint32_t len;
-    uint64_t kargs[WORKER__MB_KARGS];
-    /* Bit i: this task depends on the task dispatched i + 1 before it,
-       still in the ring; skip it if that one failed or was skipped. */
-    uint64_t after;
-    uint32_t skipped; /* child: WORKER__MB_SKIP_*, 0 = it ran */
-    uint32_t reserved;
-    uint8_t blob[];
-} worker__mb_task;
-
-#define WORKER__MB_BLOB_MAX (WORKER__MB_ARGS_SIZE - sizeof(worker__mb_task))
-_Static_assert(WORKER__MB_ARGS_SIZE - 96 >= 3072,
-               "the task blob holds WORKER_TASK_ARGS_MAX bytes");
-/* Two tasks in one ring are less than S dispatches apart: bit S - 2 of
-   `after` is the farthest one (S - 1 for a task weighed while the ring is
-   full, dispatch/runq.c). */
-_Static_assert(WORKER__MB_TASK_SLOTS >= 2 && WORKER__MB_TASK_SLOTS <= 64,
-               "every dependency inside a ring has its bit in `after`");
-
 typedef struct worker__mb_ctl {
     uint64_t arg;
     uint64_t result;
 } worker__mb_ctl;
 
-_Static_assert(offsetof(worker__mb_task, kargs) == 32, "kargs at args+32");
-_Static_assert(offsetof(worker__mb_task, after) == 80, "after at args+80");
-_Static_assert(offsetof(worker__mb_task, skipped) == 88, "skipped at args+88");
-_Static_assert(sizeof(worker__mb_task) == 96, "task header is 96 bytes");
 _Static_assert(sizeof(worker__mb_ctl) <= WORKER__MB_ARGS_SIZE,
                "control overlay");
-
-static inline worker__mb_task *worker__mb_task_of(worker__mb_frame *f)
-{
-    return (worker__mb_task *)(void *)f->args;
-}
 
 static inline worker__mb_ctl *worker__mb_ctl_of(worker__mb_frame *f)
 {
     return (worker__mb_ctl *)(void *)f->args;
 }
+
+/* A task slot of the ring (layout in the comment at the top). */
+#define WORKER__MB_KARGS 6u
+/* Paired limits: the mailbox carries every argument a task may have. */
+_Static_assert(WORKER__MB_KARGS == WORKER_KERNEL_ARGS_MAX,
+               "task kernel arguments: mailbox slots = public maximum");
+
+typedef struct worker__mb_slot {
+    _Atomic uint32_t state;
+    int32_t error;
+    uint64_t callable;
+    uint64_t seq;
+    uint64_t done_seq;
+    uint64_t result;
+    uint64_t after;
+    uint32_t nkargs;
+    uint32_t len;
+    uint32_t blob_off;
+    uint32_t skipped;
+    uint64_t kargs[WORKER__MB_KARGS];
+    uint8_t reserved[144];
+    char msg[WORKER__MB_MSG_SIZE];
+} worker__mb_slot;
+
+_Static_assert(offsetof(worker__mb_slot, state) == 0, "slot state at 0");
+_Static_assert(offsetof(worker__mb_slot, error) == 4, "slot error at 4");
+_Static_assert(offsetof(worker__mb_slot, callable) == 8, "callable at 8");
+_Static_assert(offsetof(worker__mb_slot, seq) == 16, "seq at 16");
+_Static_assert(offsetof(worker__mb_slot, done_seq) == 24, "done_seq at 24");
+_Static_assert(offsetof(worker__mb_slot, result) == 32, "result at 32");
+_Static_assert(offsetof(worker__mb_slot, after) == 40, "after at 40");
+_Static_assert(offsetof(worker__mb_slot, nkargs) == 48, "nkargs at 48");
+_Static_assert(offsetof(worker__mb_slot, len) == 52, "len at 52");
+_Static_assert(offsetof(worker__mb_slot, blob_off) == 56, "blob_off at 56");
+_Static_assert(offsetof(worker__mb_slot, skipped) == 60, "skipped at 60");
+_Static_assert(offsetof(worker__mb_slot, kargs) == 64, "kargs at 64");
+_Static_assert(offsetof(worker__mb_slot, msg) == 256, "slot msg at 256");
+_Static_assert(sizeof(worker__mb_slot) == WORKER__MB_SLOT_SIZE, "slot size");
+/* Two tasks in one ring are less than S dispatches apart: bit S - 2 of
+   `after` is the farthest one (S - 1 for a task weighed while the ring is
+   full, dispatch/runq.c). */
+_Static_assert(WORKER__MB_TASK_SLOTS >= 2 && WORKER__MB_TASK_SLOTS <= 64,
+               "every dependency inside a ring has its bit in `after`");
+/* The most one task carries: a task with the largest blob fits once the
+   ring is drained (the parent starts the area over at offset 0 then). */
+#define WORKER__MB_BLOB_MAX WORKER_TASK_ARGS_MAX
+_Static_assert(WORKER__MB_BLOB_AREA >= WORKER__MB_BLOB_MAX,
+               "the blob area holds the largest blob");
 
 /* Why the child published a task it did not run (`skipped`). */
 enum worker__mb_skip {
@@ -273,15 +315,20 @@ enum {
 
 typedef struct worker__mailbox {
     worker__mb_frame frame[WORKER__MB_FRAMES];
+    worker__mb_slot slot[WORKER__MB_TASK_SLOTS];
+    uint8_t blobs[WORKER__MB_BLOB_AREA];
 } worker__mailbox;
 
+_Static_assert(offsetof(worker__mailbox, slot) == WORKER__MB_FRAME_SIZE,
+               "the ring follows frame 0");
 _Static_assert(sizeof(worker__mailbox) == WORKER__MAILBOX_SIZE, "mailbox size");
+_Static_assert(WORKER__MAILBOX_SIZE % 4096 == 0, "whole pages");
 
 /* The slot of task number seq (from 1). */
-static inline worker__mb_frame *worker__mb_slot(worker__mailbox *mb,
-                                                uint64_t seq)
+static inline worker__mb_slot *worker__mb_slot_of(worker__mailbox *mb,
+                                                  uint64_t seq)
 {
-    return &mb->frame[1 + (seq - 1) % WORKER__MB_TASK_SLOTS];
+    return &mb->slot[(seq - 1) % WORKER__MB_TASK_SLOTS];
 }
 
 /* Create a mailbox shm object (O_CREAT|O_EXCL, 0600, posix_fallocate),
@@ -309,8 +356,11 @@ static inline void worker__mb_store(_Atomic uint32_t *w, uint32_t v)
 }
 
 /* Write the error tuple (code, message truncated to 255 bytes and
-   zero-padded) of a frame. Plain stores: publish with a release of state. */
+   zero-padded) of a frame or a slot. Plain stores: publish with a release
+   of state. */
 void worker__mb_write_error(worker__mb_frame *f, int32_t code, const char *msg);
+void worker__mb_slot_write_error(worker__mb_slot *s, int32_t code,
+                                 const char *msg);
 
 /* Parent side: wake the child parked on the bell. */
 void worker__mb_ring_child(worker__mailbox *mb);
