@@ -114,20 +114,22 @@
  * read before all of these checks). The parent stores TASK_READY, issues
  * a full fence, then reads `parked` and rings the bell only if it is 1,
  * taking it back to 0 (exchange) so that the tasks it puts before the
- * child runs again ring no more.
- * Store, fence, load on both sides: at least one of them sees the
- * other's store, so either the child's re-check finds the task or the
- * parent rings; and a ring after the child read the bell makes its futex
- * wait return at once. A child that is running (or spinning) is never
- * rung for a task: it finds the task when it looks at the slot. Control
- * commands and SHUTDOWN ring the bell unconditionally.
+ * child runs again ring no more. Store, fence, load on both sides: at
+ * least one of them sees the other's store, so either the child's
+ * re-check finds the task or the parent rings; and a ring after the child
+ * read the bell makes its futex wait return at once. A child that is
+ * running (or spinning) is never rung for a task: it finds the task when
+ * it looks at the slot. Control commands and SHUTDOWN ring the bell
+ * unconditionally.
  *
  * Wake-ups, child -> parent. The child tells the parent's scheduler of
  * completions through the parent's doorbell eventfd, and only when the
  * scheduler asked for it: before it parks, the scheduler stores `listen`
  * (BATCH or EACH) in the mailbox of every child with tasks in flight,
  * issues a full fence and looks at their oldest slots again; when it
- * wakes it stores OFF and fences before collecting. After each TASK_DONE
+ * wakes it stores OFF and fences before collecting. A task put while the
+ * scheduler is parked arms `listen` itself, before its TASK_READY: the
+ * child reads the word after it acquired the task. After each TASK_DONE
  * the child fences and reads `listen`: EACH, it takes the word back to OFF
  * (exchange) and rings if it got EACH; BATCH, it notes a completion owed
  * and, when its ring is empty (the end of the batch), takes the word back
