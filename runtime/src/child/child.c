@@ -536,11 +536,15 @@ static void wait_for_work(struct serve_ctx *sc, uint32_t bell)
             return;
         worker__cpu_relax();
     }
+    /* Once per park, not per task: is the parent still ours? (Its death
+       signal sets parent_gone and rings the bell; this is the fallback.) */
+    if (worker__shutdown_requested(mb))
+        return;
     /* The parent rings for a task only if it sees `parked` after its
        TASK_READY store: announce, fence, look again (mailbox.h). */
     atomic_store_explicit(&mb->frame[0].parked, 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
-    if (!worker__shutdown_requested(mb) &&
+    if (!worker__shutdown_seen(mb) &&
         worker__mb_load(&mb->frame[0].state) != WORKER__MB_CONTROL_REQUEST &&
         !next_ready(sc))
         worker__futex_wait(&mb->frame[0].bell, bell, 0);
@@ -560,7 +564,7 @@ static void serve(struct serve_ctx *sc)
 
         /* The sticky word first: a CONTROL_DONE of ours may have
            overwritten a SHUTDOWN in the state word. */
-        if (worker__shutdown_requested(mb)) {
+        if (worker__shutdown_seen(mb)) {
             decline_unserved(sc);
             return;
         }
