@@ -109,12 +109,23 @@ struct worker__child {
     /* Dispatch endpoint, parent side; guarded by the worker's mu and only
        touched by its scheduler thread (and by submitters enqueueing). */
     struct worker__task *q_head, *q_tail; /* this target's FIFO */
-    struct worker__task *inflight;        /* owns task frame 1 */
-    uint64_t seq;                         /* last dispatch number */
-    struct worker__ctl *ctl;              /* control command for this child */
-    bool ctl_issued;                      /* CONTROL_REQUEST stored */
-    bool dead;     /* exited (seen through its pidfd), not reaped */
-    bool poisoned; /* unusable: dead, control timeout, bad frame */
+    /* Its task ring (dispatch/endpoint.c): the tasks in flight by slot,
+       the oldest being number seq - n_inflight + 1. */
+    struct worker__task *ring[WORKER__MB_TASK_SLOTS];
+    unsigned n_inflight;
+    /* Its blob area in use: bytes [blob_tail, blob_head), counted from
+       the last time the ring was empty (the offset is the count modulo
+       the area's size); blob_end[i], blob_head after the task in slot i
+       was put. */
+    uint64_t blob_head, blob_tail;
+    uint64_t blob_end[WORKER__MB_TASK_SLOTS];
+    uint64_t seq;            /* last dispatch number */
+    bool awaited;            /* a task elsewhere waits for one in its ring */
+    uint64_t task_wakeups;   /* times its bell was rung for tasks */
+    struct worker__ctl *ctl; /* control command for this child */
+    bool ctl_issued;         /* CONTROL_REQUEST stored */
+    bool dead;               /* exited (seen through its pidfd), not reaped */
+    bool poisoned;           /* unusable: dead, control timeout, bad frame */
     char poison[WORKER_ERROR_MAX]; /* why, with the kind prefix */
 };
 
@@ -129,19 +140,19 @@ struct worker__child {
 
 /* ---- the worker ----
  *
- * Dispatch (dispatch.h: runq.c, sched.c, job.c, control.c) in one paragraph: frame 1 of every mailbox is the
- * task frame. The scheduler thread (started after the last fork of
- * worker__start, one per READY worker, also inside next-level children) is
- * the single progress owner: it alone stores CONTROL_REQUEST and reads
- * TASK_DONE / CONTROL_DONE; TASK_READY is stored by it, or by a submitter
- * when the frame is free at submission (dispatch.h), always under mu. It
- * waits in one ppoll over the
- * doorbell eventfd (children ring it after every DONE), the kick eventfd
- * (submitters ring it when it is parked) and the pidfds of every live
- * child, with the nearest control deadline as timeout: an idle tree parks,
- * and a child that dies is seen at once with its wait status (peeked with
- * WNOWAIT; close() reaps it). Callers enqueue under mu and wait on the
- * `progress` futex word.
+ * Dispatch (dispatch.h) in one paragraph: frames 1..S of every mailbox are
+ * the child's task ring (wire/mailbox.h). The scheduler thread (started
+ * after the last fork of worker__start, one per READY worker, also inside
+ * next-level children) is the single progress owner: it alone stores
+ * CONTROL_REQUEST and collects TASK_DONE / CONTROL_DONE; TASK_READY is
+ * stored by it, or by a submitter that finds room in the ring at
+ * submission (dispatch.h), always under mu. It waits in one ppoll over the
+ * doorbell eventfd (children ring it when the scheduler listens for their
+ * completions), the kick eventfd (submitters ring it when it is parked)
+ * and the pidfds of every live child, with the nearest control deadline
+ * as timeout: an idle tree parks, and a child that dies is seen at once
+ * with its wait status (peeked with WNOWAIT; close() reaps it). Callers
+ * enqueue under mu and wait on the `progress` futex word.
  */
 
 struct worker {

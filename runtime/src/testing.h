@@ -14,6 +14,12 @@
 int worker_child_mailbox_state(const worker *w, worker_child_kind kind,
                                unsigned index);
 
+/* How many times the dispatcher rang a live child's bell for tasks: it
+   rings only a child parked on an empty ring, so a batch of queued tasks
+   costs one wake-up. -ENOENT if there is no such child. */
+int64_t worker_child_task_wakeups(worker *w, worker_child_kind kind,
+                                  unsigned index);
+
 /* The fault-spec parser (faults.h), exported for its libFuzzer harness
    (fuzz/fuzz_faults.c), which drives exactly the library's parser:
      worker__faults_parse, worker__faults_reset, worker__faults_need_gates,

@@ -86,13 +86,17 @@ static void offset(void **state)
     struct mb_fixture f;
 
     mb_open(&f);
-    /* Words of frame 1 are independent of frame 0's. */
-    worker__mb_store(&f.mb->frame[1].state, WORKER__MB_TASK_READY);
+    /* The words of a task slot are independent of frame 0's. */
+    worker__mb_store(&f.mb->slot[0].state, WORKER__MB_TASK_READY);
     worker__mb_store(&f.mb->frame[0].state, WORKER__MB_IDLE);
-    assert_int_equal(worker__mb_load(&f.mb->frame[1].state),
+    assert_int_equal(worker__mb_load(&f.mb->slot[0].state),
                      WORKER__MB_TASK_READY);
-    assert_int_equal((char *)&f.mb->frame[1].state - (char *)f.mb,
-                     WORKER__MB_FRAME_SIZE + 8);
+    assert_int_equal((char *)&f.mb->slot[0].state - (char *)f.mb,
+                     WORKER__MB_FRAME_SIZE);
+    /* Task number seq lives in slot (seq - 1) % slots. */
+    assert_ptr_equal(worker__mb_slot_of(f.mb, 1), &f.mb->slot[0]);
+    assert_ptr_equal(worker__mb_slot_of(f.mb, WORKER__MB_TASK_SLOTS + 2),
+                     &f.mb->slot[1]);
     mb_close(&f);
 }
 
@@ -117,24 +121,46 @@ static void every_declared_state_matches_the_wire_values(void **state)
     assert_int_equal(offsetof(worker__mb_frame, shutdown), 32);
     assert_int_equal(offsetof(worker__mb_frame, bell), 36);
     assert_int_equal(offsetof(worker__mb_frame, fault), 40);
+    assert_int_equal(offsetof(worker__mb_frame, parked), 44);
+    assert_int_equal(offsetof(worker__mb_frame, close_by_ns), 48);
+    assert_int_equal(offsetof(worker__mb_frame, listen), 56);
     assert_int_equal(offsetof(worker__mb_frame, args), 64);
     assert_int_equal(offsetof(worker__mb_frame, msg), 3840);
-    assert_int_equal(sizeof(worker__mailbox), 8192);
+    /* The base frame, a ring of 32 slots of 512 bytes, a 4 KiB blob
+       area: six pages. */
+    assert_int_equal(WORKER__MB_TASK_SLOTS, 32);
+    assert_int_equal(offsetof(worker__mailbox, slot), 4096);
+    assert_int_equal(offsetof(worker__mailbox, blobs), 4096 + 32 * 512);
+    assert_int_equal(sizeof(worker__mailbox), 6 * 4096);
+    assert_int_equal(WORKER__MB_LISTEN_OFF, 0);
+    assert_int_equal(WORKER__MB_LISTEN_BATCH, 1);
+    assert_int_equal(WORKER__MB_LISTEN_EACH, 2);
 }
 
-/* Version 2 (runtime part 2) gives the args area two overlays: the task
-   frame's (frame 1) and the control command's (frame 0). */
+/* Version 2 (runtime part 2) gave frame 0's args area two overlays, the
+   task's and the control command's; since version 6 a task has a slot of
+   its own in the ring and its blob a place in the blob area. */
 static void task_and_control_overlays_are_pinned(void **state)
 {
-    assert_int_equal(WORKER__MB_VERSION, 5);
-    assert_int_equal(offsetof(worker__mb_task, seq), 0);
-    assert_int_equal(offsetof(worker__mb_task, done_seq), 8);
-    assert_int_equal(offsetof(worker__mb_task, result), 16);
-    assert_int_equal(offsetof(worker__mb_task, nkargs), 24);
-    assert_int_equal(offsetof(worker__mb_task, len), 28);
-    assert_int_equal(offsetof(worker__mb_task, kargs), 32);
-    assert_int_equal(offsetof(worker__mb_task, blob), 80);
-    assert_true(WORKER__MB_BLOB_MAX >= WORKER_TASK_ARGS_MAX);
+    assert_int_equal(WORKER__MB_VERSION, 6);
+    assert_int_equal(offsetof(worker__mb_slot, state), 0);
+    assert_int_equal(offsetof(worker__mb_slot, error), 4);
+    assert_int_equal(offsetof(worker__mb_slot, callable), 8);
+    assert_int_equal(offsetof(worker__mb_slot, seq), 16);
+    assert_int_equal(offsetof(worker__mb_slot, done_seq), 24);
+    assert_int_equal(offsetof(worker__mb_slot, result), 32);
+    assert_int_equal(offsetof(worker__mb_slot, after), 40);
+    assert_int_equal(offsetof(worker__mb_slot, nkargs), 48);
+    assert_int_equal(offsetof(worker__mb_slot, len), 52);
+    assert_int_equal(offsetof(worker__mb_slot, blob_off), 56);
+    assert_int_equal(offsetof(worker__mb_slot, skipped), 60);
+    assert_int_equal(offsetof(worker__mb_slot, kargs), 64);
+    assert_int_equal(offsetof(worker__mb_slot, msg), 256);
+    assert_int_equal(sizeof(worker__mb_slot), 512);
+    assert_int_equal(WORKER__MB_SKIP_DEPENDENCY, 1);
+    assert_int_equal(WORKER__MB_SKIP_SHUTDOWN, 2);
+    assert_int_equal(WORKER__MB_BLOB_MAX, WORKER_TASK_ARGS_MAX);
+    assert_int_equal(WORKER__MB_BLOB_AREA, 4096);
     assert_int_equal(offsetof(worker__mb_ctl, arg), 0);
     assert_int_equal(offsetof(worker__mb_ctl, result), 8);
     assert_int_equal(WORKER__CTRL_DEV_ALLOC, 0x100);

@@ -29,9 +29,11 @@
  * workers (by the stable id worker_add_child() returned; the child runs an
  * orchestration function registered on it, against its own subtree). One
  * scheduler thread per READY worker, started after the last fork, is the
- * only progress owner: it dispatches into IDLE task frames, collects
+ * only progress owner: it fills each child's ring of task slots, collects
  * TASK_DONE, and watches every child through its pidfd, so a child that
- * dies mid-task fails its run at once with its wait status. Tasks to one
+ * dies mid-task fails its run at once with its wait status. A child serves
+ * every task its ring holds per wake-up, and is woken only when it parked
+ * on an empty ring. Tasks to one
  * target run in submission order; a failed task poisons its dependents;
  * the first error of a run wins, later submits of that run fail fast, and
  * the next run starts clean. Error text is chained across levels with the
@@ -447,7 +449,7 @@ typedef struct worker_job worker_job;
 
 /*
  * A sub callable: runs in a sub child with the task's argument blob (copied
- * into the task frame, at most WORKER_TASK_ARGS_MAX bytes). Return 0, or a
+ * into its task slot, at most WORKER_TASK_ARGS_MAX bytes). Return 0, or a
  * non-zero code after writing a message into msg: the task fails with
  * "sub_worker: <msg>". It runs in the forked child: `arg` must be valid
  * there (static, or MAP_SHARED memory mapped before init), and it must not

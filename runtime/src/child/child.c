@@ -324,6 +324,10 @@ struct serve_ctx {
     worker *parent;
     struct worker__child *c;
     struct setup_state *st;
+    uint64_t next;   /* seq of the next task to serve (the parent's from 1) */
+    uint64_t failed; /* bit i: the task served i + 1 before `next` failed */
+    bool owed;       /* completions published while the scheduler listened
+                        for the end of the batch, not rung for yet */
 };
 
 /*
@@ -380,101 +384,203 @@ static void handle_control(struct serve_ctx *sc)
     ring_uplink();
 }
 
-/* A task on frame 1: run it, write result and error tuple, then TASK_DONE.
-   Returns false when the task was abandoned for a shutdown. */
-static bool handle_task(struct serve_ctx *sc)
+/* The slot of the next task, if the parent has made it READY. */
+static worker__mb_slot *next_ready(struct serve_ctx *sc)
+{
+    worker__mb_slot *slot = worker__mb_slot_of(sc->c->mb, sc->next);
+
+    return worker__mb_load(&slot->state) == WORKER__MB_TASK_READY ? slot : NULL;
+}
+
+/* Take the scheduler's `listen` word back to OFF and ring its doorbell if
+   it was armed (mailbox.h: whoever loses the exchange knows the other side
+   looks at the slots itself). */
+static void ring_if_listening(worker__mailbox *mb)
+{
+    if (atomic_exchange(&mb->frame[0].listen, WORKER__MB_LISTEN_OFF) !=
+        WORKER__MB_LISTEN_OFF)
+        ring_uplink();
+}
+
+/* After a TASK_DONE store: tell a parked scheduler now (EACH) or at the
+   end of the batch (BATCH). The fence pairs with the scheduler's between
+   arming `listen` and looking at the slots. */
+static void published(struct serve_ctx *sc)
 {
     worker__mailbox *mb = sc->c->mb;
-    worker__mb_frame *f = &mb->frame[1];
-    worker__mb_task *tk = worker__mb_task_of(f);
-    uint64_t seq = tk->seq, callable = f->subcmd, result = 0;
-    char m[WORKER_ERROR_MAX] = "", msg[WORKER_ERROR_MAX], pre[64];
-    bool abandon = false;
-    int rc, end;
+    uint32_t listen;
 
-    rc = WORKER__FAULT(WORKER__FP_TASK_BEGIN, m, sizeof(m));
-    if (!rc) {
-        switch (sc->c->kind) {
-        case WORKER_CHILD_SUB: {
-            const struct worker__callable *cb;
-            if (callable >= sc->parent->n_sub_callables) {
-                snprintf(m, sizeof(m), "no sub callable with id %llu",
-                         (unsigned long long)callable);
-                rc = -EINVAL;
-                break;
-            }
-            cb = &sc->parent->subs[callable];
-            rc = ((worker_sub_fn)cb->fn)(cb->arg, tk->blob, tk->len, m,
-                                         sizeof(m));
-            if (rc && !m[0])
-                snprintf(m, sizeof(m), "callable '%s' failed with code %d",
-                         cb->name, rc);
-            break;
-        }
-        case WORKER_CHILD_CHIP:
-            rc = worker__device_run(&sc->st->dev, (unsigned)callable, tk->kargs,
-                                    tk->nkargs > WORKER__MB_KARGS
-                                        ? WORKER__MB_KARGS
-                                        : tk->nkargs,
-                                    &result, m, sizeof(m));
-            break;
-        case WORKER_CHILD_NEXT:
-            rc = worker__nested_run(sc->st->nested, sc->c->mb, callable,
-                                    tk->blob,
-                                    tk->len > WORKER__MB_BLOB_MAX
-                                        ? WORKER__MB_BLOB_MAX
-                                        : tk->len,
-                                    m, sizeof(m), &abandon);
-            if (abandon)
-                return false;
-            break;
-        }
+    atomic_thread_fence(memory_order_seq_cst);
+    listen = atomic_load_explicit(&mb->frame[0].listen, memory_order_relaxed);
+    if (listen == WORKER__MB_LISTEN_EACH) {
+        ring_if_listening(mb);
+        sc->owed = false;
+    } else if (listen == WORKER__MB_LISTEN_BATCH) {
+        sc->owed = true;
     }
-    end = WORKER__FAULT(WORKER__FP_TASK_END, rc ? NULL : m, rc ? 0 : sizeof(m));
-    if (!rc && end)
-        rc = end;
-    /* Error chaining: one stable prefix per hop, the whole hop capped at
-       255 bytes by the message field. */
-    worker__child_prefix(sc->parent, sc->c, pre, sizeof(pre));
+}
+
+/* Run the task of a slot. */
+static int run_task(struct serve_ctx *sc, worker__mb_slot *slot,
+                    uint64_t *result, char *m, size_t msize, bool *abandon)
+{
+    uint64_t callable = slot->callable;
+    uint32_t off = slot->blob_off, len = slot->len;
+    const uint8_t *blob = sc->c->mb->blobs + off;
+    int rc;
+
+    rc = WORKER__FAULT(WORKER__FP_TASK_BEGIN, m, msize);
     if (rc)
+        return rc;
+    if (len > WORKER__MB_BLOB_MAX || off > WORKER__MB_BLOB_AREA - len) {
+        snprintf(m, msize, "task blob of %u bytes at %u outside the mailbox",
+                 len, off);
+        return -EPROTO;
+    }
+    switch (sc->c->kind) {
+    case WORKER_CHILD_SUB: {
+        const struct worker__callable *cb;
+        if (callable >= sc->parent->n_sub_callables) {
+            snprintf(m, msize, "no sub callable with id %llu",
+                     (unsigned long long)callable);
+            return -EINVAL;
+        }
+        cb = &sc->parent->subs[callable];
+        rc = ((worker_sub_fn)cb->fn)(cb->arg, blob, len, m, msize);
+        if (rc && !m[0])
+            snprintf(m, msize, "callable '%s' failed with code %d", cb->name,
+                     rc);
+        return rc;
+    }
+    case WORKER_CHILD_CHIP:
+        return worker__device_run(&sc->st->dev, (unsigned)callable, slot->kargs,
+                                  slot->nkargs > WORKER__MB_KARGS
+                                      ? WORKER__MB_KARGS
+                                      : slot->nkargs,
+                                  result, m, msize);
+    case WORKER_CHILD_NEXT:
+        return worker__nested_run(sc->st->nested, sc->c->mb, callable, blob,
+                                  len, m, msize, abandon);
+    }
+    return 0;
+}
+
+/* The task of a slot: run it, or skip it when a task it depends on in
+   this ring failed (its `after` bits against our record of failures);
+   write result, skipped and the error tuple, then TASK_DONE. Returns
+   false when the task was abandoned for a shutdown. */
+static bool handle_task(struct serve_ctx *sc, worker__mb_slot *slot)
+{
+    uint64_t seq = slot->seq, result = 0;
+    char m[WORKER_ERROR_MAX] = "", msg[WORKER_ERROR_MAX], pre[64];
+    bool skip = (slot->after & sc->failed) != 0, abandon = false;
+    int rc = -ECANCELED, end;
+
+    if (!skip) {
+        rc = run_task(sc, slot, &result, m, sizeof(m), &abandon);
+        if (abandon) {
+            sc->next++; /* left in flight: it was running */
+            return false;
+        }
+        end = WORKER__FAULT(WORKER__FP_TASK_END, rc ? NULL : m,
+                            rc ? 0 : sizeof(m));
+        if (!rc && end)
+            rc = end;
+    }
+    /* Error chaining: one stable prefix per hop, the whole hop capped at
+       255 bytes by the message field. A skipped task has no text: the
+       parent names the dependency that failed. */
+    worker__child_prefix(sc->parent, sc->c, pre, sizeof(pre));
+    if (rc && !skip)
         worker__fmt(msg, sizeof(msg), "%s%s", pre, m);
-    tk->result = result;
-    tk->done_seq = seq;
-    worker__mb_write_error(f, rc, rc ? msg : NULL);
-    worker__mb_store(&f->state, WORKER__MB_TASK_DONE);
-    ring_uplink();
+    slot->result = result;
+    slot->done_seq = seq;
+    slot->skipped = skip ? WORKER__MB_SKIP_DEPENDENCY : WORKER__MB_RAN;
+    worker__mb_slot_write_error(slot, rc, rc && !skip ? msg : NULL);
+    worker__mb_store(&slot->state, WORKER__MB_TASK_DONE);
+    sc->failed = (sc->failed << 1) | (rc != 0);
+    sc->next++;
+    published(sc);
     return true;
 }
 
-/* Serve until SHUTDOWN (sticky word or state) or the parent's death.
-   Spin briefly, then park on the bell: an idle child uses no CPU. */
+/* Leaving on SHUTDOWN: publish every task still in the ring as not run
+   (the parent fails them as it fails the tasks it still queues). */
+static void decline_unserved(struct serve_ctx *sc)
+{
+    worker__mb_slot *slot;
+
+    while ((slot = next_ready(sc)) != NULL) {
+        slot->result = 0;
+        slot->done_seq = slot->seq;
+        slot->skipped = WORKER__MB_SKIP_SHUTDOWN;
+        worker__mb_slot_write_error(slot, -ESHUTDOWN, NULL);
+        worker__mb_store(&slot->state, WORKER__MB_TASK_DONE);
+        sc->next++;
+    }
+}
+
+/* Nothing to serve: end the batch (ring a scheduler that listens for it),
+   spin briefly, then park on the bell until the parent stores something
+   we must notice. `bell` is the value read before the last look. */
+static void wait_for_work(struct serve_ctx *sc, uint32_t bell)
+{
+    worker__mailbox *mb = sc->c->mb;
+
+    if (sc->owed) {
+        sc->owed = false;
+        ring_if_listening(mb);
+    }
+    for (int spin = 0; spin < 200; spin++) {
+        if (worker__mb_load(&mb->frame[0].bell) != bell || next_ready(sc))
+            return;
+        worker__cpu_relax();
+    }
+    /* Once per park, not per task: is the parent still ours? (Its death
+       signal sets parent_gone and rings the bell; this is the fallback.) */
+    if (worker__shutdown_requested(mb))
+        return;
+    /* The parent rings for a task only if it sees `parked` after its
+       TASK_READY store: announce, fence, look again (mailbox.h). */
+    atomic_store_explicit(&mb->frame[0].parked, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!worker__shutdown_seen(mb) &&
+        worker__mb_load(&mb->frame[0].state) != WORKER__MB_CONTROL_REQUEST &&
+        !next_ready(sc))
+        worker__futex_wait(&mb->frame[0].bell, bell, 0);
+    atomic_store_explicit(&mb->frame[0].parked, 0, memory_order_relaxed);
+}
+
+/* Serve until SHUTDOWN (sticky word or state) or the parent's death:
+   every task the ring holds, in order, one batch per wake-up; an idle
+   child parks and uses no CPU. */
 static void serve(struct serve_ctx *sc)
 {
     worker__mailbox *mb = sc->c->mb;
 
     for (;;) {
-        uint32_t seq = worker__mb_load(&mb->frame[0].bell);
+        uint32_t bell = worker__mb_load(&mb->frame[0].bell);
+        worker__mb_slot *slot;
 
         /* The sticky word first: a CONTROL_DONE of ours may have
            overwritten a SHUTDOWN in the state word. */
-        if (worker__shutdown_requested(mb))
+        if (worker__shutdown_seen(mb)) {
+            decline_unserved(sc);
             return;
+        }
         if (worker__mb_load(&mb->frame[0].state) ==
             WORKER__MB_CONTROL_REQUEST) {
             handle_control(sc);
             continue;
         }
-        if (worker__mb_load(&mb->frame[1].state) == WORKER__MB_TASK_READY) {
-            if (!handle_task(sc))
+        if ((slot = next_ready(sc)) != NULL) {
+            if (!handle_task(sc, slot)) {
+                decline_unserved(sc);
                 return;
+            }
             continue;
         }
-        for (int spin = 0; spin < 200; spin++) {
-            if (worker__mb_load(&mb->frame[0].bell) != seq)
-                break;
-            worker__cpu_relax();
-        }
-        worker__futex_wait(&mb->frame[0].bell, seq, 0);
+        wait_for_work(sc, bell);
     }
 }
 
@@ -592,7 +698,7 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
     (void)WORKER__FAULT(WORKER__FP_AFTER_INIT_READY, msg, sizeof(msg));
 
     {
-        struct serve_ctx sc = { parent, c, &st };
+        struct serve_ctx sc = { parent, c, &st, 1, 0, false };
         serve(&sc);
     }
 

@@ -122,3 +122,21 @@ WORKER__EXPORT int worker_child_mailbox_state(const worker *w,
         return -ENOENT;
     return (int)worker__mb_load(&c->mb->frame[0].state);
 }
+
+WORKER__EXPORT int64_t worker_child_task_wakeups(worker *w,
+                                                 worker_child_kind kind,
+                                                 unsigned index)
+{
+    struct worker__child *c;
+    int64_t n;
+
+    if (!w)
+        return -EINVAL;
+    c = worker__find_child(w, kind, index);
+    if (!c)
+        return -ENOENT;
+    pthread_mutex_lock(&w->mu);
+    n = (int64_t)c->task_wakeups;
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}

@@ -6,6 +6,8 @@
  *
  *   runq.c     the run queue under `mu`: jobs, tasks, their terminal
  *              states, and the wake-ups between callers and the scheduler
+ *   endpoint.c a child's task ring, parent side: what may enter it, put,
+ *              collect, what fails when it breaks or dies, poisoning
  *   sched.c    the scheduler thread, the single progress owner
  *   job.c      the caller's side: admission, registration, runs, tasks
  *   control.c  control commands to one child
@@ -14,19 +16,35 @@
  *
  * Threads and ownership. An orchestration function runs on its caller's
  * thread and enqueues: under the worker's `mu` it appends tasks to the
- * FIFO of their target (or to the WORKER_ANY queue). If the target's task
- * frame is free and the task at the head of its FIFO is ready, the
- * submitter stores it into the frame itself, still under `mu`
- * (worker__dispatch_direct, the very code of the scheduler's pump);
- * otherwise it kicks the scheduler if it is parked. That saves a noop
- * round trip one of its four sleeping hand-offs (submitter -> scheduler).
- * The scheduler thread stays the single progress owner: it alone collects
- * TASK_DONE / CONTROL_DONE, stores CONTROL_REQUEST, dispatches every task
- * that could not go at submission, samples liveness and wakes waiters.
- * Every store into a frame is made under `mu`, so no two threads ever
- * write one frame. It never reaps (close() does, after joining it): a
- * child's death is peeked with WNOWAIT, so its wait status is known at once
- * and the zombie still pins its pid and process group until close().
+ * FIFO of their target (or to the WORKER_ANY queue). Each child has a ring
+ * of WORKER__MB_TASK_SLOTS task slots in its mailbox (wire/mailbox.h): the
+ * parent puts tasks in, the child serves every task the ring holds, in
+ * order, before it parks again. A task may enter the ring when its
+ * dependencies are done or are earlier in the same ring (the child skips
+ * it if one of those fails). While the ring has room and the FIFO's head
+ * may go, the submitter moves tasks into it itself, still under `mu`
+ * (worker__dispatch_direct, the very code of the scheduler's pump), and
+ * rings the child's bell only if the child is parked; otherwise it kicks
+ * the scheduler if that is parked, unless the ring is full and its head
+ * waits for nothing but room (the child's completions wake the scheduler
+ * then). The scheduler thread stays the single progress owner: it alone
+ * collects TASK_DONE / CONTROL_DONE, stores CONTROL_REQUEST, refills the
+ * rings from the FIFOs, samples liveness and wakes waiters. Every store
+ * into a ring is made under `mu`, so no two threads ever write one slot.
+ * It never reaps (close() does, after joining it): a child's death is
+ * peeked with WNOWAIT, so its wait status is known at once and the zombie
+ * still pins its pid and process group until close().
+ *
+ * Wake-ups between the scheduler and the children. Before it parks, the
+ * scheduler arms the `listen` word of every child with tasks in flight:
+ * BATCH (ring the doorbell once the ring is empty: one wake-up a batch)
+ * or EACH (at the next completion: someone waits for tasks one by one, a
+ * task elsewhere depends on one in this ring, or the ring holds tasks of
+ * several jobs, one of which may end before the batch does). A caller
+ * that starts waiting for a task kicks the scheduler, which arms EACH.
+ * Each pass it wakes to, it collects every completion of every ring. The
+ * fences that make neither direction lose a wake-up are described in
+ * wire/mailbox.h.
  *
  * Waiting. Whoever waits (worker_wait, worker_task_wait, a control caller,
  * close's drain) parks on the `progress` futex word, which the scheduler
@@ -69,6 +87,9 @@ struct worker__task {
     uint32_t *deps;
     uint64_t result;
     struct worker__task *qnext;
+    /* While RUNNING: the endpoint whose ring holds it, its number there. */
+    int on;
+    uint64_t seq;
 };
 
 struct worker_job {
@@ -108,11 +129,46 @@ static inline struct worker__task *worker__task_at(const worker_job *job,
 
 /* sched.c: the direct dispatch */
 /* mu held, by a submitter that has just queued onto c: if the scheduler
-   runs and c's frame is free, store the head task into it right here
-   (what the scheduler's pump would do after the kick) and return true:
-   the scheduler needs no wake-up, the child's DONE rings its doorbell.
-   False: nothing was dispatched, kick the scheduler. */
+   runs, move what the FIFO's head allows into c's ring right here (the
+   scheduler's own pump) and wake the child if it is parked. True: the
+   scheduler needs no wake-up (the FIFO is empty, or its head waits only
+   for room in c's ring, which a completion of c will make). False: kick
+   the scheduler. */
 bool worker__dispatch_direct(worker *w, struct worker__child *c);
+
+/* endpoint.c: a child's task ring, parent side (mu held) */
+void worker__endpoint_poison(worker *w, struct worker__child *c,
+                             const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* READY, not reaped, mailbox mapped, not poisoned. */
+bool worker__endpoint_usable(const struct worker__child *c);
+/* True if t fits in c's ring now: a free slot, and room for its blob. */
+bool worker__endpoint_has_room(const struct worker__child *c,
+                               const struct worker__task *t);
+/* worker__task_ready() of t as the next task of c's ring. */
+int worker__endpoint_task_ready(const worker *w, const struct worker__child *c,
+                                const struct worker__task *t, uint64_t *after,
+                                uint32_t *bad);
+/* Put t into the next slot (the caller checked room and readiness; after:
+   its dependencies in the ring). False if that slot was not IDLE: the
+   endpoint is poisoned, t and the ring failed. Wake the child after a
+   batch of puts with worker__endpoint_wake(). */
+bool worker__endpoint_put(worker *w, struct worker__child *c,
+                          struct worker__task *t, uint64_t after);
+/* Ring c's bell if it is parked (counted in c->task_wakeups). */
+void worker__endpoint_wake(struct worker__child *c);
+/* Collect the completions at the ring's tail, in order, and finish their
+   tasks. Returns how many. */
+unsigned worker__endpoint_collect(worker *w, struct worker__child *c);
+/* True if the oldest task in flight is TASK_DONE. */
+bool worker__endpoint_has_completion(struct worker__child *c);
+/* Fail every task in flight, the oldest with `first`, the others with
+   `rest`. */
+void worker__endpoint_fail_ring(worker *w, struct worker__child *c, int rc,
+                                const char *first, const char *rest);
+/* The `listen` word a parked scheduler wants in c's mailbox. */
+uint32_t worker__endpoint_listen_level(const worker *w,
+                                       const struct worker__child *c);
 
 /* runq.c */
 const char *worker__ctl_name(unsigned cmd);
@@ -130,7 +186,15 @@ void worker__job_unlink(worker *w, worker_job *job);
 bool worker__job_check_done(worker *w, worker_job *job);
 void worker__task_finish(worker *w, struct worker__task *t, bool ok, int rc,
                          const char *msg);
-int worker__task_ready(const struct worker__task *t, uint32_t *bad);
+/* 1: every dependency of t is done or, with ep >= 0, in flight earlier in
+   the ring of endpoint ep, whose next task is number next_seq (their bits
+   in *after, wire/mailbox.h); 0: some still pending; -1: one failed (*bad
+   gets its id). after may be NULL with ep < 0. */
+int worker__task_ready(const struct worker__task *t, int ep, uint64_t next_seq,
+                       uint64_t *after, uint32_t *bad);
+/* Mark the endpoints whose rings hold a task t waits for (t is not in any
+   of them): they must report each completion at once. */
+void worker__task_mark_awaited(worker *w, const struct worker__task *t);
 
 /* sched.c */
 /* Set up the dispatch state of a worker (mutex). 0 or -errno. */

@@ -600,13 +600,18 @@ WORKER__EXPORT int worker_task_wait(worker_job *job, int task, double timeout_s)
     w = job->w;
     pthread_mutex_lock(&w->mu);
     rc = task < 0 || (uint32_t)task >= job->n_tasks ? -ENOENT : 0;
+    if (!rc) {
+        /* Counted as a task waiter: task completions wake only those. A
+           parked scheduler may listen for whole batches only: the kick has
+           it listen for each completion (sched.c). */
+        atomic_fetch_add(&w->n_task_waiters, 1);
+        worker__kick(w);
+    }
     pthread_mutex_unlock(&w->mu);
     if (rc)
         return rc;
     r.job = job;
     r.id = (uint32_t)task;
-    /* Counted as a task waiter: task completions wake only those. */
-    atomic_fetch_add(&w->n_task_waiters, 1);
     rc = worker__wait_for(w, task_is_done, &r, worker__deadline_of(timeout_s));
     atomic_fetch_sub(&w->n_task_waiters, 1);
     if (rc)

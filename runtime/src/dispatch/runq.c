@@ -154,30 +154,66 @@ void worker__task_finish(worker *w, struct worker__task *t, bool ok, int rc,
     worker__job_check_done(w, job);
 }
 
-/* 1: every dependency done; 0: some still pending; -1: one failed (*bad
-   gets its id). */
-int worker__task_ready(const struct worker__task *t, uint32_t *bad)
+/* One dependency of a task: see worker__task_ready(). */
+static int dep_ready(const worker_job *job, uint32_t id, int ep,
+                     uint64_t next_seq, uint64_t *after)
+{
+    const struct worker__task *d = worker__task_at(job, id);
+
+    if (d->state == WORKER__T_FAILED)
+        return -1;
+    if (d->state == WORKER__T_DONE)
+        return 1;
+    if (ep >= 0 && d->state == WORKER__T_RUNNING && d->on == ep) {
+        /* Earlier in the same ring: served before, in order. */
+        *after |= 1ull << (next_seq - 1 - d->seq);
+        return 1;
+    }
+    return 0;
+}
+
+int worker__task_ready(const struct worker__task *t, int ep, uint64_t next_seq,
+                       uint64_t *after, uint32_t *bad)
 {
     const worker_job *job = t->job;
-    int r = 1;
+    uint64_t bits = 0;
+    int r = 1, d;
 
     if (t->prev != WORKER__TASK_NONE) {
-        uint8_t s = worker__task_at(job, t->prev)->state;
-        if (s == WORKER__T_FAILED) {
+        d = dep_ready(job, t->prev, ep, next_seq, &bits);
+        if (d < 0) {
             *bad = t->prev;
             return -1;
         }
-        if (s != WORKER__T_DONE)
+        if (d == 0)
             r = 0;
     }
     for (uint32_t i = 0; i < t->ndeps; i++) {
-        uint8_t s = worker__task_at(job, t->deps[i])->state;
-        if (s == WORKER__T_FAILED) {
+        d = dep_ready(job, t->deps[i], ep, next_seq, &bits);
+        if (d < 0) {
             *bad = t->deps[i];
             return -1;
         }
-        if (s != WORKER__T_DONE)
+        if (d == 0)
             r = 0;
     }
+    if (after)
+        *after = bits;
     return r;
+}
+
+static void mark_ring_of(worker *w, const struct worker__task *t, uint32_t id)
+{
+    const struct worker__task *d = worker__task_at(t->job, id);
+
+    if (d->state == WORKER__T_RUNNING && d->on != t->ep)
+        w->children[d->on].awaited = true;
+}
+
+void worker__task_mark_awaited(worker *w, const struct worker__task *t)
+{
+    if (t->prev != WORKER__TASK_NONE)
+        mark_ring_of(w, t, t->prev);
+    for (uint32_t i = 0; i < t->ndeps; i++)
+        mark_ring_of(w, t, t->deps[i]);
 }

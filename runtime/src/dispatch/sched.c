@@ -3,11 +3,12 @@
  * sched.c — the scheduler thread, the single progress owner (dispatch.h).
  *
  * It parks in one ppoll() over the kick eventfd, the doorbell eventfd
- * (children ring it after every DONE they publish) and the exit
- * descriptors of all live children (proc/procfd.c), with the nearest control
- * deadline as the timeout. Nothing polls on a period: an idle tree uses no
- * CPU, and a child that dies mid-task fails its run as soon as its
- * descriptor turns readable.
+ * (children ring it when it listens for their completions, wire/mailbox.h)
+ * and the exit descriptors of all live children (proc/procfd.c), with the
+ * nearest control deadline as the timeout. Nothing polls on a period: an
+ * idle tree uses no CPU, and a child that dies mid-task fails its run as
+ * soon as its descriptor turns readable. Each pass collects every
+ * completion of every ring, then refills the rings from their FIFOs.
  */
 #include <errno.h>
 #include <poll.h>
@@ -24,27 +25,6 @@
 #include "proc/proc.h"
 
 /* ---- the scheduler: endpoints (mu held) ---- */
-
-static void poison(worker *w, struct worker__child *c, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Make an endpoint unusable. The first reason is kept. A live child is told
-   to shut down (sticky word first): it leaves when it can, and close()
-   reaps it or SIGKILLs it within its budget. */
-static void poison(worker *w, struct worker__child *c, const char *fmt, ...)
-{
-    va_list ap;
-
-    (void)w;
-    if (c->poisoned)
-        return;
-    c->poisoned = true;
-    va_start(ap, fmt);
-    vsnprintf(c->poison, sizeof(c->poison), fmt, ap);
-    va_end(ap);
-    if (!c->dead && c->mb)
-        worker__mb_send_shutdown(c->mb, 0); /* close() bounds it */
-}
 
 static void ctl_finish(struct worker__child *c, int rc, uint64_t result,
                        const char *fmt, ...)
@@ -69,75 +49,6 @@ static void ctl_finish(struct worker__child *c, int rc, uint64_t result,
     c->ctl_issued = false;
 }
 
-static void dispatch(worker *w, struct worker__child *c, struct worker__task *t)
-{
-    worker__mb_frame *f = &c->mb->frame[1];
-    worker__mb_task *tk = worker__mb_task_of(f);
-    uint32_t s = worker__mb_load(&f->state);
-    char pre[64];
-
-    /* Submit only into an IDLE frame: anything else means the protocol
-       broke (a stale or foreign publication), and the endpoint is done. */
-    if (s != WORKER__MB_IDLE) {
-        worker__child_prefix(w, c, pre, sizeof(pre));
-        poison(w, c, "%stask frame not IDLE at dispatch (state %u)", pre, s);
-        worker__task_finish(w, t, false, -EIO, c->poison);
-        return;
-    }
-    tk->seq = ++c->seq;
-    tk->done_seq = 0;
-    tk->result = 0;
-    tk->nkargs = t->nkargs;
-    memcpy(tk->kargs, t->kargs, sizeof(tk->kargs));
-    tk->len = t->len;
-    if (t->len)
-        memcpy(tk->blob, t->blob, t->len);
-    f->subcmd = t->callable;
-    f->error = 0;
-    f->msg[0] = '\0';
-    /* The payload above is ordered before the child's acquire of the state
-       by this release store. */
-    worker__mb_store(&f->state, WORKER__MB_TASK_READY);
-    worker__mb_ring_child(c->mb);
-    c->inflight = t;
-    t->state = WORKER__T_RUNNING;
-}
-
-static bool collect(worker *w, struct worker__child *c)
-{
-    worker__mb_frame *f = &c->mb->frame[1];
-    worker__mb_task *tk = worker__mb_task_of(f);
-    struct worker__task *t = c->inflight;
-    char msg[WORKER_ERROR_MAX], pre[64];
-    uint32_t expected = WORKER__MB_TASK_DONE;
-
-    if (worker__mb_load(&f->state) != WORKER__MB_TASK_DONE)
-        return false;
-    c->inflight = NULL;
-    if (tk->done_seq != c->seq) {
-        worker__child_prefix(w, c, pre, sizeof(pre));
-        poison(w, c, "%sstale TASK_DONE (task %llu, expected %llu)", pre,
-               (unsigned long long)tk->done_seq, (unsigned long long)c->seq);
-        worker__task_finish(w, t, false, -EIO, c->poison);
-        return true;
-    }
-    /* Acquired the state above: the error tuple and result are complete. */
-    t->result = tk->result;
-    if (f->error) {
-        memcpy(msg, f->msg, sizeof(msg));
-        msg[sizeof(msg) - 1] = '\0';
-        if (!msg[0]) {
-            worker__child_prefix(w, c, pre, sizeof(pre));
-            worker__fmt(msg, sizeof(msg), "%stask failed with code %d", pre,
-                        (int)f->error);
-        }
-    }
-    /* Back to IDLE only from TASK_DONE: never over a SHUTDOWN. */
-    atomic_compare_exchange_strong(&f->state, &expected, WORKER__MB_IDLE);
-    worker__task_finish(w, t, f->error == 0, -EIO, f->error ? msg : NULL);
-    return true;
-}
-
 static void issue_ctl(worker *w, struct worker__child *c)
 {
     worker__mb_frame *f = &c->mb->frame[0];
@@ -151,8 +62,10 @@ static void issue_ctl(worker *w, struct worker__child *c)
     }
     s = worker__mb_load(&f->state);
     if (s != WORKER__MB_IDLE) {
-        poison(w, c, "%sbase frame not IDLE for control %s (state %u)", pre,
-               worker__ctl_name(c->ctl->cmd), s);
+        worker__endpoint_poison(w, c,
+                                "%sbase frame not IDLE for control %s (state "
+                                "%u)",
+                                pre, worker__ctl_name(c->ctl->cmd), s);
         ctl_finish(c, -EIO, 0, "%s", c->poison);
         return;
     }
@@ -195,61 +108,73 @@ static bool collect_ctl(worker *w, struct worker__child *c, int64_t now)
            so the base frame is not ours to reuse. Poison (sticky). */
         char note[96];
         worker__fault_note(c->mb, note, sizeof(note));
-        poison(w, c, "%scontrol %s timed out after %.3f s%s", pre,
-               worker__ctl_name(c->ctl->cmd),
-               (double)(now - c->ctl->issued_ns) / 1e9, note);
+        worker__endpoint_poison(w, c, "%scontrol %s timed out after %.3f s%s",
+                                pre, worker__ctl_name(c->ctl->cmd),
+                                (double)(now - c->ctl->issued_ns) / 1e9, note);
         ctl_finish(c, -ETIMEDOUT, 0, "%s", c->poison);
         return true;
     }
     return false;
 }
 
-/* The child exited (peeked, not reaped): fail what it owned. */
+/* The child exited (peeked, not reaped): fail what it owned. What it
+   completed before it died is collected first: those results are whole. */
 static void mark_dead(worker *w, struct worker__child *c, int status)
 {
     char st[160], pre[64], note[96];
 
+    worker__endpoint_collect(w, c);
     c->dead = true;
     c->wait_status = status;
     worker__describe_status(status, st, sizeof(st));
     worker__fault_note(c->mb, note, sizeof(note));
     strncat(st, note, sizeof(st) - strlen(st) - 1);
     worker__child_prefix(w, c, pre, sizeof(pre));
-    if (c->inflight) {
-        struct worker__task *t = c->inflight;
-        char m[WORKER_ERROR_MAX];
+    if (c->n_inflight) {
+        char during[WORKER_ERROR_MAX], before[WORKER_ERROR_MAX];
 
-        c->inflight = NULL;
-        worker__fmt(m, sizeof(m),
+        /* The ring is served in order: the oldest task was running (or
+           about to), the others never started. */
+        worker__fmt(during, sizeof(during),
                     "%schild process pid %d died during a task (%s)", pre,
                     (int)c->pid, st);
-        worker__task_finish(w, t, false, -EIO, m);
+        worker__fmt(before, sizeof(before),
+                    "%schild process pid %d died before the task ran (%s)", pre,
+                    (int)c->pid, st);
+        worker__endpoint_fail_ring(w, c, -EIO, during, before);
     }
     if (c->ctl && c->ctl_issued)
         ctl_finish(c, -EIO, 0,
                    "%schild process pid %d died during control %s (%s)", pre,
                    (int)c->pid, worker__ctl_name(c->ctl->cmd), st);
-    poison(w, c, "%schild process pid %d is gone (%s)", pre, (int)c->pid, st);
+    worker__endpoint_poison(w, c, "%schild process pid %d is gone (%s)", pre,
+                            (int)c->pid, st);
 }
 
-static bool endpoint_usable(const struct worker__child *c)
-{
-    return c->cstate == WORKER__C_READY && !c->reaped && c->mb && !c->poisoned;
-}
-
+/* Move tasks from c's FIFO into its ring while there is room and the head
+   may go (its dependencies done, or earlier in this ring); then wake the
+   child once if it is parked. A poisoned endpoint's FIFO fails, once
+   nothing is in flight (in order, as the tasks would have run). */
 static void pump_endpoint(worker *w, struct worker__child *c)
 {
-    while (c->q_head && !c->inflight) {
+    unsigned put = 0;
+
+    while (c->q_head) {
         struct worker__task *t = c->q_head;
         uint32_t bad = WORKER__TASK_NONE;
-        int r = 0;
+        uint64_t after = 0;
+        int r;
 
         if (c->poisoned) {
+            if (c->n_inflight)
+                break;
             c->q_head = t->qnext;
             worker__task_finish(w, t, false, -EIO, c->poison);
             continue;
         }
-        r = worker__task_ready(t, &bad);
+        if (!worker__endpoint_has_room(c, t))
+            break;
+        r = worker__endpoint_task_ready(w, c, t, &after, &bad);
         if (r == 0)
             break;
         c->q_head = t->qnext;
@@ -261,35 +186,37 @@ static void pump_endpoint(worker *w, struct worker__child *c)
             worker__task_finish(w, t, false, -EIO, m);
             continue;
         }
-        dispatch(w, c, t);
+        if (worker__endpoint_put(w, c, t, after))
+            put++;
     }
     if (!c->q_head)
         c->q_tail = NULL;
+    if (put && !c->poisoned)
+        worker__endpoint_wake(c);
 }
 
 /* See dispatch.h. The same checks as the scheduler's pass (progress():
-   a READY, live, unpoisoned endpoint; pump_endpoint(): nothing in flight,
-   the head task's dependencies done) and the same dispatch(); only the
-   first task of a burst goes this way, the others wait in the FIFO for
-   the scheduler as before. */
+   a READY, live, unpoisoned endpoint) and the same pump. */
 bool worker__dispatch_direct(worker *w, struct worker__child *c)
 {
-    struct worker__task *t = c->q_head;
+    uint64_t finished = w->tasks_finished, after;
     uint32_t bad = WORKER__TASK_NONE;
 
-    if (!w->sched_running || w->sched_stop || !t || c->inflight ||
-        !endpoint_usable(c) || worker__task_ready(t, &bad) != 1)
+    if (!w->sched_running || w->sched_stop || !worker__endpoint_usable(c))
         return false;
-    c->q_head = t->qnext;
-    if (!c->q_head)
-        c->q_tail = NULL;
-    dispatch(w, c, t);
-    if (c->inflight == t)
-        return true;
-    /* The frame was not IDLE: dispatch() poisoned the endpoint and failed
-       the task; its waiters learn it now, the scheduler at its kick. */
-    worker__notify(w);
-    return false;
+    pump_endpoint(w, c);
+    if (w->tasks_finished != finished) {
+        /* Tasks failed here (a poisoned dependency, a slot not IDLE): their
+           waiters learn it now; the scheduler, at its kick, re-pumps what
+           they may have unblocked elsewhere. */
+        worker__notify(w);
+        return false;
+    }
+    /* A ring whose next task waits for nothing but room in it: the
+       child's completions wake the scheduler (it listens while parked). */
+    return !c->q_head ||
+           (c->n_inflight && !worker__endpoint_has_room(c, c->q_head) &&
+            worker__endpoint_task_ready(w, c, c->q_head, &after, &bad) == 1);
 }
 
 /* WORKER_ANY sub tasks go to any idle sub whose own FIFO is empty. */
@@ -306,10 +233,10 @@ static void pump_any(worker *w)
 
         for (size_t i = 0; i < w->n_children; i++) {
             struct worker__child *c = &w->children[i];
-            if (c->kind != WORKER_CHILD_SUB || !endpoint_usable(c))
+            if (c->kind != WORKER_CHILD_SUB || !worker__endpoint_usable(c))
                 continue;
             any_live = true;
-            if (!c->inflight && !c->q_head) {
+            if (!c->n_inflight && !c->q_head) {
                 idle = c;
                 break;
             }
@@ -318,7 +245,7 @@ static void pump_any(worker *w)
             worker__fmt(m, sizeof(m),
                         "sub_worker: no live sub worker for task %u", t->id);
             drop = true;
-        } else if ((r = worker__task_ready(t, &bad)) < 0) {
+        } else if ((r = worker__task_ready(t, -1, 0, NULL, &bad)) < 0) {
             worker__fmt(m, sizeof(m),
                         "task %u poisoned: it depends on failed task %u", t->id,
                         bad);
@@ -335,10 +262,11 @@ static void pump_any(worker *w)
         if (w->anyq_tail == t)
             w->anyq_tail = last;
         t->qnext = NULL;
-        if (drop)
+        if (drop) {
             worker__task_finish(w, t, false, -EIO, m);
-        else
-            dispatch(w, idle, t);
+        } else if (worker__endpoint_put(w, idle, t, 0)) {
+            worker__endpoint_wake(idle);
+        }
     }
 }
 
@@ -357,7 +285,8 @@ static bool progress(worker *w, int64_t now)
             continue;
         /* A task completion wakes only task waiters; job waiters wake
            when their job is done (jobs_pending changes below). */
-        if (c->inflight && collect(w, c) && atomic_load(&w->n_task_waiters))
+        if (c->n_inflight && worker__endpoint_collect(w, c) &&
+            atomic_load(&w->n_task_waiters))
             wake = true;
         if (c->ctl && c->ctl_issued && collect_ctl(w, c, now))
             wake = true;
@@ -395,6 +324,59 @@ static void drain_fd(int fd)
             ;
 }
 
+/* The word shares its cache line with those the child reads on every
+   pass: store only a change. */
+static void set_listen(struct worker__child *c, uint32_t level)
+{
+    _Atomic uint32_t *word = &c->mb->frame[0].listen;
+
+    if (atomic_load_explicit(word, memory_order_relaxed) != level)
+        atomic_store_explicit(word, level, memory_order_relaxed);
+}
+
+/* Before parking: arm `listen` in the mailbox of every child with tasks
+   in flight, at the level its waiters need, then look at their oldest
+   slots again (wire/mailbox.h: arm, fence, look, against the child's
+   publish, fence, read). True if a completion is already there: do not
+   park, take another pass. */
+static bool listen_before_parking(worker *w)
+{
+    bool ready = false;
+
+    for (size_t i = 0; i < w->n_children; i++)
+        w->children[i].awaited = false;
+    for (size_t i = 0; i < w->n_children; i++)
+        if (w->children[i].q_head)
+            worker__task_mark_awaited(w, w->children[i].q_head);
+    for (struct worker__task *t = w->anyq_head; t; t = t->qnext)
+        worker__task_mark_awaited(w, t);
+    for (size_t i = 0; i < w->n_children; i++) {
+        struct worker__child *c = &w->children[i];
+        if (c->n_inflight && c->mb)
+            set_listen(c, worker__endpoint_listen_level(w, c));
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+    for (size_t i = 0; i < w->n_children && !ready; i++) {
+        struct worker__child *c = &w->children[i];
+        if (c->n_inflight && c->mb && worker__endpoint_has_completion(c))
+            ready = true;
+    }
+    return ready;
+}
+
+/* Awake again: children need not ring. The fence orders these stores
+   before the collection that follows, against a child that read `listen`
+   before them and so counts on us to look (wire/mailbox.h). */
+static void stop_listening(worker *w)
+{
+    for (size_t i = 0; i < w->n_children; i++) {
+        struct worker__child *c = &w->children[i];
+        if (c->mb)
+            set_listen(c, WORKER__MB_LISTEN_OFF);
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
 static void *sched_main(void *arg)
 {
     worker *w = arg;
@@ -425,6 +407,10 @@ static void *sched_main(void *arg)
                 (!wake_at || c->ctl->deadline_ns < wake_at))
                 wake_at = c->ctl->deadline_ns;
         }
+        if (listen_before_parking(w)) {
+            stop_listening(w);
+            continue;
+        }
         w->sched_parked = true;
         pthread_mutex_unlock(&w->mu);
 
@@ -446,6 +432,7 @@ static void *sched_main(void *arg)
 
         pthread_mutex_lock(&w->mu);
         w->sched_parked = false;
+        stop_listening(w);
         for (size_t i = 0; i < nc; i++) {
             int status;
             if (!(pfd[2 + i].revents & (POLLIN | POLLHUP | POLLERR)))
@@ -550,12 +537,9 @@ void worker__sched_stop(worker *w, bool abandon)
                        "command was in flight");
         if (!abandon)
             continue;
-        if (c->inflight) {
-            struct worker__task *t = c->inflight;
-            c->inflight = NULL;
-            worker__task_finish(w, t, false, -ESHUTDOWN,
-                                "worker closed with the task in flight");
-        }
+        worker__endpoint_fail_ring(w, c, -ESHUTDOWN,
+                                   "worker closed with the task in flight",
+                                   "worker closed with the task in flight");
         fail_queue(w, &c->q_head, &c->q_tail,
                    "worker closed before the task ran");
     }

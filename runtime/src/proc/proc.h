@@ -39,8 +39,13 @@ struct worker__self {
 extern struct worker__self worker__self;
 
 /* self.c: the parent told this child to stop (the sticky word, a
-   SHUTDOWN state) or is gone. */
+   SHUTDOWN state) or is gone (its death signal arrived, or getppid() no
+   longer names it: then parent_gone is set too). */
 bool worker__shutdown_requested(const worker__mailbox *mb);
+/* The same without the getppid() system call: the words and the flags
+   only. For checks made once per task; a child asks
+   worker__shutdown_requested() before it parks. */
+bool worker__shutdown_seen(const worker__mailbox *mb);
 
 _Noreturn void worker__child_exit(int code);
 /* Coverage builds: write the gcov counters of the whole process now (and

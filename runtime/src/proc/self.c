@@ -24,12 +24,21 @@ void worker__coverage_flush(void)
 
 struct worker__self worker__self = { .uplink_fd = -1, .doorbell_fd = -1 };
 
-bool worker__shutdown_requested(const worker__mailbox *mb)
+bool worker__shutdown_seen(const worker__mailbox *mb)
 {
     return worker__mb_load(&mb->frame[0].shutdown) ||
            worker__mb_load(&mb->frame[0].state) == WORKER__MB_SHUTDOWN ||
-           worker__self.parent_gone ||
-           getppid() != worker__self.ppid_before_fork;
+           worker__self.parent_gone;
+}
+
+bool worker__shutdown_requested(const worker__mailbox *mb)
+{
+    if (worker__shutdown_seen(mb))
+        return true;
+    if (getppid() == worker__self.ppid_before_fork)
+        return false;
+    worker__self.parent_gone = 1;
+    return true;
 }
 
 _Noreturn void worker__child_exit(int code)

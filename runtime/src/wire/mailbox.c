@@ -38,10 +38,10 @@ int worker__mailbox_create(const char *name, worker__mailbox **ret)
     close(fd);
 
     worker__mailbox *mb = p;
-    for (unsigned i = 0; i < WORKER__MB_FRAMES; i++) {
-        mb->frame[i].magic = WORKER__MB_MAGIC;
-        mb->frame[i].version = WORKER__MB_VERSION;
-    }
+    /* Frame 0 only: the ring and the blob area stay untouched (zero, every
+       slot IDLE) until their first task. */
+    mb->frame[0].magic = WORKER__MB_MAGIC;
+    mb->frame[0].version = WORKER__MB_VERSION;
     /* Nobody else maps it yet; the release only documents intent. */
     worker__mb_store(&mb->frame[0].state, WORKER__MB_IDLE);
     *ret = mb;
@@ -70,20 +70,48 @@ int worker__mailbox_check(const worker__mailbox *mb)
            mb->frame[0].version == WORKER__MB_VERSION;
 }
 
-void worker__mb_write_error(worker__mb_frame *f, int32_t code, const char *msg)
+static void write_error(int32_t *error, char *field, int32_t code,
+                        const char *msg)
 {
     size_t n = msg ? strnlen(msg, WORKER__MB_MSG_SIZE - 1) : 0;
 
-    f->error = code;
+    *error = code;
     if (n)
-        memcpy(f->msg, msg, n);
-    memset(f->msg + n, 0, WORKER__MB_MSG_SIZE - n);
+        memcpy(field, msg, n);
+    memset(field + n, 0, WORKER__MB_MSG_SIZE - n);
+}
+
+void worker__mb_write_error(worker__mb_frame *f, int32_t code, const char *msg)
+{
+    write_error(&f->error, f->msg, code, msg);
+}
+
+void worker__mb_slot_write_error(worker__mb_slot *s, int32_t code,
+                                 const char *msg)
+{
+    write_error(&s->error, s->msg, code, msg);
 }
 
 void worker__mb_ring_child(worker__mailbox *mb)
 {
     atomic_fetch_add_explicit(&mb->frame[0].bell, 1, memory_order_release);
     worker__futex_wake(&mb->frame[0].bell, 1);
+}
+
+bool worker__mb_wake_parked_child(worker__mailbox *mb)
+{
+    /* TASK_READY was release-stored before; this fence pairs with the
+       child's between its store of `parked` and its look at the slot
+       (mailbox.h: one of the two sides sees the other's store). Taking
+       the word back to 0 makes the later puts of the same wake-up ring
+       no more: the child is woken once, however many tasks follow. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!atomic_load_explicit(&mb->frame[0].parked, memory_order_relaxed) ||
+        !atomic_exchange_explicit(&mb->frame[0].parked, 0,
+                                  memory_order_relaxed))
+        return false;
+    worker__mb_ring_child(mb);
+    return true;
 }
 
 void worker__mb_send_shutdown(worker__mailbox *mb, int64_t by_ns)
