@@ -12,10 +12,12 @@ order rotates every round), and prints
 
     ratio <suite>_guarded_vs_plain <r> target 1.3 <ok|miss>
     info adapters_<suite> tests <n> plain_ms <m> guarded_ms <m> per_test_us <u>
+         rounds_ratio <min>-<max>
 
 r is the median over rounds of guarded/plain wall time of a whole run
-(the pair ran back to back); plain_ms and guarded_ms are the medians of
-each, per_test_us the median per-round difference spread over the tests.
+(the pair ran back to back), rounds_ratio the smallest and largest of
+those; plain_ms and guarded_ms are the medians of each, per_test_us the
+median per-round difference spread over the tests.
 The Check suite runs twice, in fork mode (CK_FORK=yes) and in no-fork mode
 (CK_FORK=no). Criterion runs its tests one at a time (CRITERION_JOBS=1),
 as Check and GoogleTest do. A suite the build did not make is skipped
@@ -125,13 +127,15 @@ def measure(bindir, rounds, suite, fw, extra, passed, env):
         t = {b: run(b, env) for b in pair}
         tp.append(t[plain])
         tg.append(t[guarded])
-    ratio = statistics.median(g / p for g, p in zip(tg, tp))
+    ratios = sorted(g / p for g, p in zip(tg, tp))
+    ratio = statistics.median(ratios)
     added = statistics.median(g - p for g, p in zip(tg, tp))
     print("ratio %s_guarded_vs_plain %.2f target %g %s"
           % (suite, ratio, TARGET, "ok" if ratio <= TARGET else "miss"))
     print("info adapters_%s tests %d plain_ms %.2f guarded_ms %.2f "
-          "per_test_us %.0f" % (suite, n, statistics.median(tp) * 1e3,
-                                statistics.median(tg) * 1e3, added / n * 1e6))
+          "per_test_us %.0f rounds_ratio %.2f-%.2f"
+          % (suite, n, statistics.median(tp) * 1e3, statistics.median(tg) * 1e3,
+             added / n * 1e6, ratios[0], ratios[-1]))
     sys.stdout.flush()
 
 
