@@ -42,7 +42,7 @@ import time
 
 TARGET = 1.3
 # suite, framework, its environment, what its output says after a run
-# where every test passed (the number of tests is the group)
+# where every test passed (its first group: the number of tests)
 SUITES = [
     ("check_fork", "check", {"CK_FORK": "yes"},
      r"100%: Checks: (\d+), Failures: 0, Errors: 0"),
