@@ -78,7 +78,7 @@ if ! command -v cmake >/dev/null || ! [ -e /usr/include/cmocka.h ]; then
 fi
 targets=(--target bench_case_overhead bench_tree bench_dispatch
          table_forms_plain table_forms_guarded two_process_plain two_process_guarded
-         datastore_plain datastore_guarded)
+         datastore_plain datastore_guarded bench_adapters)
 cmake -S . -B "$rel" -DCMAKE_BUILD_TYPE=Release -DMPF_WERROR=ON >/dev/null
 cmake --build "$rel" -j"$(nproc)" "${targets[@]}" >/dev/null
 cmake -S . -B "$nof" -DCMAKE_BUILD_TYPE=Release -DMPF_WERROR=ON -DMPF_FAULT_POINTS=OFF >/dev/null
@@ -89,9 +89,11 @@ pin=$(( $(nproc) - 1 ))
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
   cases=300 case_rounds=3 groups=50 shm_cases=200 shm_rounds=2 tree_rounds=4 corpus_rounds=3
+  adapter_rounds=3
   rtt_blocks=4 rtt_block=500 frtt_rounds=4 tput_rounds=3 tput_m=1000 idle_s=0.5
 else
   cases=2000 case_rounds=11 groups=300 shm_cases=1000 shm_rounds=9 tree_rounds=61
+  adapter_rounds=11
   rtt_blocks=12 rtt_block=2000 frtt_rounds=61 tput_rounds=11 tput_m=5000 idle_s=2
 fi
 
@@ -155,6 +157,9 @@ echo "machine: $machine"
 python3 bench/report.py "$raw" "$out" "$machine"
 # The real-suite corpus, plain vs guarded (idle machine, after the rest).
 python3 bench/corpus_overhead.py "$B" "${corpus_rounds:-21}" table_forms two_process datastore
+# What each adapter costs a test: generated suites of 200 trivial tests,
+# each framework alone against the same source guarded by its adapter.
+python3 bench/adapters_overhead.py "$B" "$adapter_rounds"
 echo "bench: results in $out/"
 if [ "$publish" -eq 1 ]; then
   mkdir -p bench/results
