@@ -384,12 +384,13 @@ static void handle_control(struct serve_ctx *sc)
     ring_uplink();
 }
 
-/* The slot of the next task, if the parent has made it READY. */
-static worker__mb_slot *next_ready(struct serve_ctx *sc)
+/* The slot of the next task in *slot; true if the parent has made it
+   READY. (A slot, never NULL: the mailbox is mapped for the child's
+   life.) */
+static bool next_ready(struct serve_ctx *sc, worker__mb_slot **slot)
 {
-    worker__mb_slot *slot = worker__mb_slot_of(sc->c->mb, sc->next);
-
-    return worker__mb_load(&slot->state) == WORKER__MB_TASK_READY ? slot : NULL;
+    *slot = worker__mb_slot_of(sc->c->mb, sc->next);
+    return worker__mb_load(&(*slot)->state) == WORKER__MB_TASK_READY;
 }
 
 /* Take the scheduler's `listen` word back to OFF and ring its doorbell if
@@ -510,7 +511,7 @@ static void decline_unserved(struct serve_ctx *sc)
 {
     worker__mb_slot *slot;
 
-    while ((slot = next_ready(sc)) != NULL) {
+    while (next_ready(sc, &slot)) {
         slot->result = 0;
         slot->done_seq = slot->seq;
         slot->skipped = WORKER__MB_SKIP_SHUTDOWN;
@@ -526,13 +527,15 @@ static void decline_unserved(struct serve_ctx *sc)
 static void wait_for_work(struct serve_ctx *sc, uint32_t bell)
 {
     worker__mailbox *mb = sc->c->mb;
+    worker__mb_slot *slot;
 
     if (sc->owed) {
         sc->owed = false;
         ring_if_listening(mb);
     }
     for (int spin = 0; spin < 200; spin++) {
-        if (worker__mb_load(&mb->frame[0].bell) != bell || next_ready(sc))
+        if (worker__mb_load(&mb->frame[0].bell) != bell ||
+            next_ready(sc, &slot))
             return;
         worker__cpu_relax();
     }
@@ -546,7 +549,7 @@ static void wait_for_work(struct serve_ctx *sc, uint32_t bell)
     atomic_thread_fence(memory_order_seq_cst);
     if (!worker__shutdown_seen(mb) &&
         worker__mb_load(&mb->frame[0].state) != WORKER__MB_CONTROL_REQUEST &&
-        !next_ready(sc))
+        !next_ready(sc, &slot))
         worker__futex_wait(&mb->frame[0].bell, bell, 0);
     atomic_store_explicit(&mb->frame[0].parked, 0, memory_order_relaxed);
 }
@@ -573,7 +576,7 @@ static void serve(struct serve_ctx *sc)
             handle_control(sc);
             continue;
         }
-        if ((slot = next_ready(sc)) != NULL) {
+        if (next_ready(sc, &slot)) {
             if (!handle_task(sc, slot)) {
                 decline_unserved(sc);
                 return;
