@@ -17,6 +17,8 @@
  *
  * "shm CASES ROUNDS LEVEL..." measures the guarded empty case with LEVEL
  * foreign entries in /dev/shm (interleaved, rotated): guard_shm_<LEVEL>.
+ * "create CREATIONS ROUNDS" measures a ledgered shm_open (its site
+ * captured) against libc's own: shm_open_ledgered, shm_open_bare.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,12 +26,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -292,8 +296,89 @@ static int mode_shm(int argc, char **argv)
     return 0;
 }
 
+/* ---- a ledgered creation's cost ---- */
+
+/* N times shm_open(O_CREAT | O_EXCL) + close + shm_unlink of names with
+   run.sh's tag (its EXIT trap removes what a killed run leaves), through
+   `open_fn`: the interposed shm_open inside a guarded case (ledgered, its
+   site captured) or libc's own, found past libmpfixture (bare). */
+typedef int (*shm_open_fn)(const char *, int, mode_t);
+
+static double run_creations(size_t n, shm_open_fn open_fn, const char *tag)
+{
+    char name[96];
+    double t0 = now_us();
+    for (size_t i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "/mpfbench-%s-create-%d-%zu", tag,
+                 (int)getpid(), i);
+        int fd = open_fn(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd < 0) {
+            fprintf(stderr, "bench: shm_open %s: %s\n", name, strerror(errno));
+            exit(1);
+        }
+        close(fd);
+        shm_unlink(name);
+    }
+    return (now_us() - t0) / (double)n;
+}
+
+static double run_ledgered(size_t n, const char *tag)
+{
+    mpf_group_options g = MPF_GROUP_OPTIONS_INIT;
+    mpf_case_options o = MPF_CASE_OPTIONS_INIT;
+    mpf_report r;
+    o.name = "creations";
+    if (mpf_group_begin(&g) != 0 || mpf_case_begin(&o) != 0) {
+        fprintf(stderr, "bench: guarded case: %s\n", mpf_last_error());
+        exit(1);
+    }
+    double us = run_creations(n, shm_open, tag);
+    if (mpf_case_end(&r) != 0 || mpf_group_end() != 0) {
+        fprintf(stderr, "bench: the creating case failed\n");
+        exit(1);
+    }
+    return us;
+}
+
+static int mode_create(int argc, char **argv)
+{
+    /* create CREATIONS ROUNDS */
+    size_t n = argc > 2 ? strtoul(argv[2], NULL, 10) : 0;
+    int rounds = argc > 3 ? atoi(argv[3]) : 0;
+    const char *tag = getenv("BENCH_TAG");
+    void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    shm_open_fn bare = NULL;
+    if (libc)
+        *(void **)&bare = dlsym(libc, "shm_open");
+    if (n == 0 || rounds <= 0 || !bare) {
+        fprintf(stderr,
+                "usage: bench_case_overhead create CREATIONS ROUNDS "
+                "(libc's shm_open found: %s)\n",
+                bare ? "yes" : "no");
+        return 2;
+    }
+    tag = tag ? tag : "x";
+    run_ledgered(n, tag); /* warm-up */
+    run_creations(n, bare, tag);
+    for (int r = 0; r < rounds; r++) {
+        double ledgered = 0, plain = 0;
+        for (int k = 0; k < 2; k++) {
+            if ((r + k) % 2)
+                plain = run_creations(n, bare, tag);
+            else
+                ledgered = run_ledgered(n, tag);
+        }
+        printf("sample shm_open_ledgered %d %.3f\n", r, ledgered);
+        printf("sample shm_open_bare %d %.3f\n", r, plain);
+        fflush(stdout);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "create"))
+        return mode_create(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "shm"))
         return mode_shm(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "group"))

@@ -34,6 +34,8 @@ RATIOS = [
      "mpf_group_begin + mpf_group_end, no case / fork+_exit+waitpid", "n/a"),
     ("guard_1000_foreign_shm", 1.1, "le",
      "guarded case with 1,000 foreign /dev/shm entries / with none", "n/a"),
+    ("ledgered_shm_open_vs_bare", 1.3, "le",
+     "shm_open+close+shm_unlink in a guarded case (ledgered, site captured) / libc's own", "n/a"),
     ("startup_16_vs_bare", 1.3, "le",
      "L3+16 chips init+close / bare fork+mailbox+READY+SHUTDOWN+reap+unlink", "n/a (16 subs: 189 ms vs 4.96 ms ours)"),
     ("startup_scaling_64_vs_16", 4.2, "le", "64 chips / 16 chips", "n/a"),
@@ -91,6 +93,7 @@ def ratios(s, st):
     r["guarded_overhead_vs_fork_per_case"] = paired(s, "guard_overhead", "fork_per_case")
     r["group_begin_end_vs_fork"] = paired(s, "group_begin_end", "fork_per_group")
     r["guard_1000_foreign_shm"] = paired(s, "guard_shm_1000", "guard_shm_0")
+    r["ledgered_shm_open_vs_bare"] = paired(s, "shm_open_ledgered", "shm_open_bare")
     r["startup_16_vs_bare"] = paired(s, "rt_16", "bare_16")
     r["startup_scaling_64_vs_16"] = paired(s, "rt_64", "rt_16")
     r["rollback_16_vs_bare"] = paired(s, "rt_rollback_16", "bare_rollback_16")

@@ -119,6 +119,7 @@ phase() {
     "$B/bench_case_overhead" "$cases" "$case_rounds"
     "$B/bench_case_overhead" group "$groups" "$case_rounds"
     "$B/bench_case_overhead" shm "$shm_cases" "$shm_rounds" 0 100 1000 10000
+    "$B/bench_case_overhead" create "$shm_cases" "$shm_rounds"
     "$B/bench_tree" drive "$tree_rounds" "${tree_cases[@]}"
     # Pinned to one CPU, as the fault-point pairs below: both sides of the
     # ratio then hand off on the same vCPU every time.

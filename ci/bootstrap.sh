@@ -14,6 +14,7 @@
 set -euo pipefail
 
 pkgs=(cmake gcc g++ clang make ninja-build libc6-dev libcmocka-dev libgtest-dev check pkg-config valgrind lcov gdb python3
+      libdw-dev
       libcriterion-dev
       python3-coverage
       meson autoconf automake
@@ -28,6 +29,8 @@ done
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+# libdw-dev: a report names the function and line that made an offender
+# (libdwfl's header at build time; libdw1 is loaded when a report needs it).
 # python3-coverage: coverage/coverage.sh measures mpf_audit.py with it.
 # libcriterion-dev: the Criterion adapter (mpfixture::criterion) and its tests.
 # g++, clang and ninja-build: examples/consumer (ci/consumer.sh) builds its C++

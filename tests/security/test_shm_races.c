@@ -80,8 +80,9 @@ static struct mpf__shm_slot last;
 static unsigned records;
 
 void mpf__ledger_shm(enum mpf__shm_how how, const char *name,
-                     const struct stat *st)
+                     const struct stat *st, const void *pc)
 {
+    (void)pc;
     memset(&last, 0, sizeof last);
     last.how = how;
     last.pid = getpid();
@@ -98,10 +99,11 @@ void mpf__ledger_shm(enum mpf__shm_how how, const char *name,
 /* A rename or link: recorded as the ledger would a move of an object
    this process made (the races here are about what the call decides). */
 void mpf__ledger_shm_name(enum mpf__shm_how how, const char *name,
-                          const char *from, const struct stat *st)
+                          const char *from, const struct stat *st,
+                          const void *pc)
 {
     (void)from;
-    mpf__ledger_shm(how, name, st);
+    mpf__ledger_shm(how, name, st, pc);
 }
 
 /* A chown: nothing to decide here. */
