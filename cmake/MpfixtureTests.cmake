@@ -6,7 +6,7 @@
 #     [ENVIRONMENT <VAR=value>...]
 #     [BUDGETS <glob>=<ms>...]
 #     [KEEP_SHM <glob>...] [KEEP_FD <glob>...] [DEFER_SHM]
-#     [TIMEOUT <seconds>] [RUN_SERIAL]
+#     [SUPPRESSIONS <file>] [TIMEOUT <seconds>] [RUN_SERIAL]
 #     [EXPECT_OUTPUT <case> <regex> [<case> <regex>]...])
 #
 # Builds a cmocka test binary that uses mpf_run_group_tests() and registers
@@ -41,7 +41,11 @@
 # code's own, never an fd_leak, never closed. DEFER_SHM sets
 # MPF_DEFER_SHM=1 (property MPF_DEFER_SHM, which variants keep): a case's
 # /dev/shm objects that outlive it are held and judged after the group's
-# teardown (the state of a session the group setup opened).
+# teardown (the state of a session the group setup opened). SUPPRESSIONS
+# names a file of known offences (MPF_SUPPRESSIONS, made absolute against
+# the current source directory; property MPF_SUPPRESSIONS, which variants
+# keep): each offence an entry matches is listed and cleaned up, and fails
+# nothing (docs/guard.md, "Known offences").
 #
 # Each test's TIMEOUT sits above the case's budget plus grace, times the
 # MPF_REPEAT count of ENVIRONMENT, scaled by MPF_CTEST_TIMEOUT_FACTOR, so
@@ -99,7 +103,7 @@ endfunction()
 # The binary of mpf_add_cmocka_test() or mpf_add_check_test() (`fn`), linked
 # with `first`, its LINK_LIBRARIES and `last`, and its cases registered.
 function(_mpf_add_listed_test target fn first last)
-  cmake_parse_arguments(A "RUN_SERIAL;DEFER_SHM" "TIMEOUT"
+  cmake_parse_arguments(A "RUN_SERIAL;DEFER_SHM" "TIMEOUT;SUPPRESSIONS"
                         "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT;BUDGETS;KEEP_SHM;KEEP_FD;EXPECT_OUTPUT" ${ARGN})
   if(NOT A_SOURCES)
     message(FATAL_ERROR "${fn}(${target}): SOURCES is required")
@@ -119,6 +123,12 @@ function(_mpf_add_listed_test target fn first last)
   if(A_DEFER_SHM)
     list(APPEND A_ENVIRONMENT "MPF_DEFER_SHM=1")
   endif()
+  if(A_SUPPRESSIONS)
+    get_filename_component(A_SUPPRESSIONS "${A_SUPPRESSIONS}" ABSOLUTE
+                           BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND A_ENVIRONMENT "MPF_SUPPRESSIONS=${A_SUPPRESSIONS}")
+  endif()
+  set_target_properties(${target} PROPERTIES MPF_SUPPRESSIONS "${A_SUPPRESSIONS}")
   _mpf_register_cases(${target} "" "${A_LABELS}" "${A_ENVIRONMENT}"
                       "${A_TIMEOUT}" "${A_RUN_SERIAL}" "" "${A_EXPECT_OUTPUT}" cases)
 endfunction()
@@ -160,6 +170,10 @@ function(mpf_add_cmocka_variant target)
   get_target_property(defer ${target} MPF_DEFER_SHM)
   if(defer)
     list(APPEND A_ENVIRONMENT "MPF_DEFER_SHM=1")
+  endif()
+  get_target_property(known ${target} MPF_SUPPRESSIONS)
+  if(known)
+    list(APPEND A_ENVIRONMENT "MPF_SUPPRESSIONS=${known}")
   endif()
   _mpf_register_cases(${target} "${A_SUFFIX}" "${A_LABELS}" "${A_ENVIRONMENT}"
                       "${A_TIMEOUT}" "${A_RUN_SERIAL}" "${A_CASES}" "" cases)

@@ -51,13 +51,15 @@ uint32_t mpf__case_seq(void)
 void mpf__fd_call_begin(void)
 {
 }
-void mpf__fd_call_end(int fd1, int fd2)
+void mpf__fd_call_end(int fd1, int fd2, const void *pc)
 {
     (void)fd1;
     (void)fd2;
+    (void)pc;
 }
-void mpf__ledger_fork(pid_t pid, pid_t ppid, pid_t sid)
+void mpf__ledger_fork(pid_t pid, pid_t ppid, pid_t sid, const void *pc)
 {
+    (void)pc;
     (void)pid;
     (void)ppid;
     (void)sid;
