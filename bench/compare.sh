@@ -7,7 +7,8 @@
 #   compare <name> before <median> after <median> after/before <ratio>
 # (the ratio is the median of per-round ratios, the two variants of a round
 # having run back to back) and, for the guard, the overhead ratio of each
-# build against fork-per-case from the same bench_case_overhead run.
+# build against fork-per-case from the same bench_case_overhead run, and
+# a ledgered shm_open's ratio to libc's own (bench_case_overhead create).
 #
 # Environment: COMPARE_ROUNDS (default 41), COMPARE_DIR (default
 # build-compare: the before tree and both builds live there).
@@ -53,6 +54,12 @@ for ((r = 0; r < 7; r++)); do
   "$b/bench_case_overhead" 1000 1 | sed "s/^sample /case before $r /" >>"$raw"
   "$a/bench_case_overhead" 1000 1 | sed "s/^sample /case after $r /" >>"$raw"
 done
+# A ledgered shm_open (its site captured, after) against libc's own, each
+# build's in its own run, alternated.
+for ((r = 0; r < 7; r++)); do
+  "$b/bench_case_overhead" create 1000 1 | sed "s/^sample /create before $r /" >>"$raw"
+  "$a/bench_case_overhead" create 1000 1 | sed "s/^sample /create after $r /" >>"$raw"
+done
 
 python3 - "$raw" <<'PY'
 import collections, statistics, sys
@@ -63,7 +70,7 @@ for line in open(sys.argv[1]):
     if f[0] == "tree":
         side, name = f[1].split("_", 1)
         tree[name].setdefault(int(f[2]), {})[side] = float(f[3])
-    elif f[0] == "case":
+    elif f[0] in ("case", "create"):
         case[(f[1], int(f[2]))][f[3]] = float(f[5])
 def line(name, before, after, ratios, unit):
     print("compare %-22s before %9.3f after %9.3f %s  after/before %.3f"
@@ -75,12 +82,15 @@ for name, by_round in tree.items():
     scale = 1e3 if name == "rtt" else 1e6
     line(name, [v["before"] / scale for v in rs], [v["after"] / scale for v in rs],
          [v["after"] / v["before"] for v in rs], unit)
-over = {"before": [], "after": []}
-for (side, _), s in case.items():
-    over[side].append(s["guard_overhead"] / s["fork_per_case"])
-rounds = sorted({r for _, r in case})
-line("guarded_overhead_ratio", over["before"], over["after"],
-     [(case[("after", r)]["guard_overhead"] / case[("after", r)]["fork_per_case"]) /
-      (case[("before", r)]["guard_overhead"] / case[("before", r)]["fork_per_case"])
-      for r in rounds], "  ")
+def paired_ratio(name, num, den):
+    """Each build's num/den of the same run; after/before of those, by round."""
+    over = {"before": [], "after": []}
+    for (side, _), s in case.items():
+        over[side].append(s[num] / s[den])
+    rounds = sorted({r for _, r in case})
+    line(name, over["before"], over["after"],
+         [(case[("after", r)][num] / case[("after", r)][den]) /
+          (case[("before", r)][num] / case[("before", r)][den]) for r in rounds], "  ")
+paired_ratio("guarded_overhead_ratio", "guard_overhead", "fork_per_case")
+paired_ratio("ledgered_shm_open_ratio", "shm_open_ledgered", "shm_open_bare")
 PY
