@@ -92,6 +92,7 @@ struct worker__child {
     int wait_status;
     unsigned pipeline_depth;
     worker__mailbox *mb;     /* NULL once freed */
+    bool mb_ring_had;        /* its task ring's pages are there (first task) */
     bool mb_kept_from_forks; /* MADV_DONTFORK: later children lack it */
     char shm_name[WORKER__NAME_MAX];
     /* Named by the parent before fork (the child formats nothing on its

@@ -2,7 +2,7 @@
 /*
  * test_shm_full_fs.c — a full /dev/shm under a supervised runner's page.
  *
- *   shm_full_fs.sh test_shm_full_fs   (a small tmpfs on /dev/shm: root)
+ *   on_small_shm.sh test_shm_full_fs   (a small tmpfs on /dev/shm: root)
  *
  * A runner's page file gets its identity ring's pages as they are first
  * written (fixture/src/ledger/id_ring.c). A case that fills /dev/shm and

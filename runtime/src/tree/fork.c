@@ -37,6 +37,7 @@ static int spawn(worker *w, struct worker__child *c)
         c->shm_name[0] = '\0';
         return rc;
     }
+    c->mb_ring_had = false;
     if (c->kind == WORKER_CHILD_NEXT) {
         worker *n = c->nested;
         double own = n->opt.startup_timeout_s;

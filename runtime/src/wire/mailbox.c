@@ -22,17 +22,29 @@ int worker__mailbox_create(const char *name, worker__mailbox **ret)
     fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
-    /* Reserve the pages now: on a full tmpfs this fails here, instead of a
-       SIGBUS at the first touch in whichever process gets there first. */
-    rc = posix_fallocate(fd, 0, WORKER__MAILBOX_SIZE);
-    if (rc != 0) {
-        rc = -rc;
+    if (ftruncate(fd, WORKER__MAILBOX_SIZE) != 0) {
+        rc = -errno;
         goto fail;
     }
     p = mmap(NULL, WORKER__MAILBOX_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
              0);
     if (p == MAP_FAILED) {
         rc = -errno;
+        goto fail;
+    }
+    /* Reserve now, so that a full tmpfs fails here instead of a SIGBUS at
+       the first touch in whichever process gets there first: frame 0 and
+       the ring's first page, which the child looks at from its start (to
+       read a page of a tmpfs allocates it). The rest at the first task
+       (worker__mailbox_have_ring), where the kernel can populate on
+       demand (an empty range asks whether it can); else now too. */
+    off_t now = madvise(p, 0, MADV_POPULATE_WRITE) == 0
+                    ? WORKER__MB_RING_OFF + 4096
+                    : WORKER__MAILBOX_SIZE;
+    rc = posix_fallocate(fd, 0, now);
+    if (rc != 0) {
+        rc = -rc;
+        munmap(p, WORKER__MAILBOX_SIZE);
         goto fail;
     }
     close(fd);
@@ -51,6 +63,19 @@ fail:
     close(fd);
     shm_unlink(name);
     return rc;
+}
+
+int worker__mailbox_have_ring(worker__mailbox *mb)
+{
+    /* What creation did not reserve: the ring after its first page, and
+       the blob area. */
+    char *rest = (char *)mb + WORKER__MB_RING_OFF + 4096;
+    if (madvise(rest, WORKER__MAILBOX_SIZE - WORKER__MB_RING_OFF - 4096,
+                MADV_POPULATE_WRITE) == 0 ||
+        errno == EINVAL) /* no such advice: reserved at creation */
+        return 0;
+    /* EFAULT: a SIGBUS it would have been, the tmpfs is full. */
+    return errno == EFAULT ? -ENOSPC : -errno;
 }
 
 bool worker__mailbox_keep_from_forks(worker__mailbox *mb)

@@ -17,8 +17,11 @@
  *          of the tasks in the ring, where their slots say.
  *
  * Slots are small (a task's header and its error text) and the blobs
- * share one area, so a ring of many tasks costs a few pages, all of them
- * reserved at creation.
+ * share one area, so a ring of many tasks costs a few pages. Frame 0 and
+ * the ring's first page are reserved at creation, the rest of the ring and
+ * the blob area when the parent puts the child's first task
+ * (worker__mailbox_have_ring): a tree's start pays two pages a chip, not
+ * six.
  *
  * Frame 0 (offsets are part of the format, checked below):
  *
@@ -185,6 +188,8 @@ enum worker__mb_state {
 #define WORKER__MB_TASK_SLOTS 32u
 #define WORKER__MB_SLOT_SIZE 512u
 #define WORKER__MB_BLOB_AREA 4096u
+/* Where the task ring begins: after the frames. */
+#define WORKER__MB_RING_OFF (WORKER__MB_FRAME_SIZE * WORKER__MB_FRAMES)
 #define WORKER__MAILBOX_SIZE                     \
     (WORKER__MB_FRAME_SIZE * WORKER__MB_FRAMES + \
      WORKER__MB_SLOT_SIZE * WORKER__MB_TASK_SLOTS + WORKER__MB_BLOB_AREA)
@@ -333,10 +338,16 @@ static inline worker__mb_slot *worker__mb_slot_of(worker__mailbox *mb,
     return &mb->slot[(seq - 1) % WORKER__MB_TASK_SLOTS];
 }
 
-/* Create a mailbox shm object (O_CREAT|O_EXCL, 0600, posix_fallocate),
-   map it, stamp magic/version, state IDLE. The name is kept by the caller.
-   Returns 0 or a negative errno; nothing is left on failure. */
+/* Create a mailbox shm object (O_CREAT|O_EXCL, 0600, its first two pages
+   reserved with posix_fallocate), map it, stamp magic/version, state IDLE. The name
+   is kept by the caller. Returns 0 or a negative errno; nothing is left on
+   failure. */
 int worker__mailbox_create(const char *name, worker__mailbox **ret);
+/* Reserve the rest of the ring and the blob area, before anything touches them
+   (MADV_POPULATE_WRITE: a full tmpfs is -ENOSPC here, not a SIGBUS in
+   whichever process touches them first). 0 or a negative errno. A kernel
+   without it (before Linux 5.14) had them reserved at creation. */
+int worker__mailbox_have_ring(worker__mailbox *mb);
 /* Keep the mailbox out of every later fork (MADV_DONTFORK): the parent
    calls it right after the fork of the mailbox's owner, so that siblings
    forked after it neither inherit the mapping nor have to unmap it. True

@@ -1,11 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# shm_full_fs.sh TEST_SHM_FULL_FS
+# on_small_shm.sh PROGRAM
 #
 # Mounts a 2 MiB tmpfs on /dev/shm in a mount namespace of its own
 # (unshare -m: needs root; exit 77, a skip, with the reason otherwise),
-# runs the program there, prints its output and exit status, then what is
-# left in that /dev/shm.
+# runs PROGRAM there (the full-/dev/shm tests: test_shm_full_fs,
+# mailbox_full_fs), prints its output and exit status, then how many
+# entries are left in that /dev/shm.
 set -u
 if [ "$(id -u)" != 0 ]; then
     echo "SKIP: mounting a small tmpfs (unshare -m) needs root"
