@@ -8,9 +8,9 @@
  *       alive; BLOCKS rounds of BLOCK round trips each, alternating which
  *       goes first. Runtime: worker_run() of one NOOP chip task (submit,
  *       dispatch, TASK_DONE, collect, wake the caller). Ping-pong: store a
- *       sequence number and futex-wake, the peer spins 200 pauses then
- *       parks on the futex (the runtime child's wait), answers the same
- *       way. Prints "sample LABEL ROUND P50NS" per block and "stat LABEL
+ *       sequence number and futex-wake, the peer spins 200 pauses
+ *       (pinned to one CPU: yields once) then parks on the futex (the
+ *       runtime child's wait), answers the same way. Prints "sample LABEL ROUND P50NS" per block and "stat LABEL
  *       P50 P90 N" over all round trips.
  *   bench_dispatch tput ROUNDS M
  *       A 1-chip and a 2-chip L3, both alive; per round one job of M NOOP

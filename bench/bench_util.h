@@ -13,6 +13,7 @@
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
 
+#include <sched.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
@@ -58,13 +59,33 @@ static inline void bench_futex_wake(_Atomic uint32_t *w, int n)
     syscall(SYS_futex, w, FUTEX_WAKE, n, NULL, NULL, 0);
 }
 
-/* The runtime child's wait: 200 pauses on the word, then park. */
+/* The runtime child's spin budget (child.c): 200 pauses, none where the
+   process may run on one CPU only (it yields once instead). */
+static inline int bench_spins(void)
+{
+    static int spins = -1;
+    if (spins < 0) {
+        cpu_set_t cpus;
+        spins = sched_getaffinity(0, sizeof cpus, &cpus) == 0 &&
+                        CPU_COUNT(&cpus) == 1
+                    ? 0
+                    : 200;
+    }
+    return spins;
+}
+
+/* The runtime child's wait: its spin budget on the word, then park. */
 static inline void bench_spin_then_park(_Atomic uint32_t *w, uint32_t seq)
 {
-    for (int spin = 0; spin < 200; spin++) {
+    for (int spin = 0; spin < bench_spins(); spin++) {
         if (atomic_load_explicit(w, memory_order_acquire) != seq)
             return;
         __builtin_ia32_pause();
+    }
+    if (!bench_spins()) {
+        sched_yield();
+        if (atomic_load_explicit(w, memory_order_acquire) != seq)
+            return;
     }
     bench_futex_wait(w, seq);
 }

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 
 #include <mpfixture/mpfixture.h>
@@ -336,6 +337,56 @@ static void a_long_queue_costs_a_wake_up_per_ring_not_per_task(void **state)
     assert_true(wakeups_for_held_noops(10 * RING) <= 10);
 }
 
+/* ---- on one CPU ---- */
+
+static int two_chip_noops(worker_job *job, void *arg)
+{
+    const unsigned *n = arg;
+
+    for (unsigned i = 0; i < *n; i++) {
+        int t = worker_submit_chip(job, i % 2, WORKER_KERNEL_NOOP, NULL, 0);
+        if (t < 0)
+            return t;
+    }
+    return 0;
+}
+
+/* Pinned to one CPU (taskset, a cpuset of one), a child yields that CPU
+   where it would spin (child.c, spin_budget): the caller, the scheduler,
+   a sub and two chips take turns on it. Two jobs of 100 tasks on the sub
+   run whole and in order, and 2,000 tasks over both chips all complete. */
+static void on_one_cpu_batches_run_whole_and_in_order(void **state)
+{
+    cpu_set_t was, one;
+    int cpu = 0;
+    unsigned n_noops = 2000;
+
+    assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+    while (!CPU_ISSET(cpu, &was))
+        cpu++;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    /* This thread's: the scheduler thread and the children inherit it. */
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    worker *w = sub_tree("L3{sub,chip*2}", &o, &t);
+    const struct plan a = { .job = 1, .n = 100 }, b = { .job = 2, .n = 100 };
+    worker_job *jobs[3] = { submit(w, &a), submit(w, &b), NULL };
+
+    assert_int_equal(worker_submit(w, two_chip_noops, &n_noops, &jobs[2]), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(worker_wait(jobs[i], rt_bound_s(10.0)), 0);
+    assert_int_equal(atomic_load(&shared[LOG_N]), 200);
+    for (unsigned i = 0; i < 100; i++) {
+        assert_int_equal(log_at(i), logged(1, i));
+        assert_int_equal(log_at(100 + i), logged(2, i));
+    }
+    end_case(t, jobs, 3);
+    assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
+}
+
 /* ---- order and dependencies within batches ---- */
 
 /* Two jobs of 20 tasks queued behind a hold (one ring and past it): each
@@ -620,6 +671,7 @@ int main(void)
         mpfw_unit_test(shutdown_with_a_full_ring_fails_the_queued_tasks, 5000),
         mpfw_unit_test(freeing_a_tree_with_a_full_ring_runs_none_of_its_queue,
                        5000),
+        mpfw_unit_test(on_one_cpu_batches_run_whole_and_in_order, 10000),
     };
     return mpf_run_group_tests(tests, NULL, NULL);
 }

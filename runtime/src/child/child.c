@@ -19,6 +19,7 @@
  * wins.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,7 +329,26 @@ struct serve_ctx {
     uint64_t failed; /* bit i: the task served i + 1 before `next` failed */
     bool owed;       /* completions published while the scheduler listened
                         for the end of the batch, not rung for yet */
+    int spins;       /* looks at the ring before parking (spin_budget) */
 };
+
+/*
+ * How long an idle child looks at its ring before it parks: 200 pauses
+ * where it may run beside its parent; where it may run on one CPU only
+ * (taskset, a cpuset of one) the parent cannot store a task while the
+ * child spins, so the child yields the CPU once instead (wait_for_work),
+ * which lets the parent's threads collect and submit before it looks
+ * again. Decided once, at the child's start; a later change of its
+ * affinity changes a latency, never a result.
+ */
+static int spin_budget(void)
+{
+    cpu_set_t cpus;
+
+    if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) == 1)
+        return 0;
+    return 200;
+}
 
 /*
  * A control command on the base frame. The error tuple and result are
@@ -522,7 +542,7 @@ static void decline_unserved(struct serve_ctx *sc)
 }
 
 /* Nothing to serve: end the batch (ring a scheduler that listens for it),
-   spin briefly, then park on the bell until the parent stores something
+   spin briefly or yield (spin_budget), then park on the bell until the parent stores something
    we must notice. `bell` is the value read before the last look. */
 static void wait_for_work(struct serve_ctx *sc, uint32_t bell)
 {
@@ -533,11 +553,17 @@ static void wait_for_work(struct serve_ctx *sc, uint32_t bell)
         sc->owed = false;
         ring_if_listening(mb);
     }
-    for (int spin = 0; spin < 200; spin++) {
+    for (int spin = 0; spin < sc->spins; spin++) {
         if (worker__mb_load(&mb->frame[0].bell) != bell ||
             next_ready(sc, &slot))
             return;
         worker__cpu_relax();
+    }
+    if (!sc->spins) {
+        sched_yield();
+        if (worker__mb_load(&mb->frame[0].bell) != bell ||
+            next_ready(sc, &slot))
+            return;
     }
     /* Once per park, not per task: is the parent still ours? (Its death
        signal sets parent_gone and rings the bell; this is the fallback.) */
@@ -701,7 +727,7 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
     (void)WORKER__FAULT(WORKER__FP_AFTER_INIT_READY, msg, sizeof(msg));
 
     {
-        struct serve_ctx sc = { parent, c, &st, 1, 0, false };
+        struct serve_ctx sc = { parent, c, &st, 1, 0, false, spin_budget() };
         serve(&sc);
     }
 

@@ -383,13 +383,18 @@ static void *sched_main(void *arg)
     struct pollfd pfd[2 + WORKER_MAX_CHILDREN];
     struct worker__child *who[WORKER_MAX_CHILDREN];
 
+    /* Waiters are woken once `mu` is released: a waiter woken while the
+       scheduler holds it would only block on it (pred() is evaluated
+       under mu) and be woken a second time. The progress word moves
+       after the change it announces all the same (worker__wait_for). */
+    bool owed_notify = false;
+
     pthread_mutex_lock(&w->mu);
     while (!w->sched_stop) {
         int64_t now = worker__now_ns(), wake_at = 0;
         size_t n = 0, nc = 0;
 
-        if (progress(w, now))
-            worker__notify(w);
+        owed_notify |= progress(w, now);
 
         pfd[n].fd = w->kick_fd;
         pfd[n++].events = POLLIN;
@@ -409,10 +414,20 @@ static void *sched_main(void *arg)
         }
         if (listen_before_parking(w)) {
             stop_listening(w);
+            if (owed_notify) { /* a stream of completions: wake them now */
+                pthread_mutex_unlock(&w->mu);
+                worker__notify(w);
+                owed_notify = false;
+                pthread_mutex_lock(&w->mu);
+            }
             continue;
         }
         w->sched_parked = true;
         pthread_mutex_unlock(&w->mu);
+        if (owed_notify) {
+            worker__notify(w);
+            owed_notify = false;
+        }
 
         if (wake_at) {
             int64_t left = wake_at - worker__now_ns();
@@ -444,6 +459,8 @@ static void *sched_main(void *arg)
         }
     }
     pthread_mutex_unlock(&w->mu);
+    if (owed_notify)
+        worker__notify(w);
     return NULL;
 }
 

@@ -111,7 +111,8 @@
  * the ring. The child only reads the bytes a slot names.
  *
  * Wake-ups, parent -> child. A child that finds its next slot not READY
- * (the ring is empty) spins briefly, then stores parked = 1, issues a
+ * (the ring is empty) spins briefly (where it may run on one CPU only,
+ * it yields that CPU once instead), then stores parked = 1, issues a
  * full fence, re-checks the shutdown word, the base state and its next
  * slot, and only then parks on the bell (futex, with the bell value it
  * read before all of these checks). The parent stores TASK_READY, issues
