@@ -5,7 +5,7 @@
  *   on_small_shm.sh test_shm_full_fs   (a small tmpfs on /dev/shm: root)
  *
  * A runner's page file gets its identity ring's pages as they are first
- * written (fixture/src/ledger/id_ring.c). A case that fills /dev/shm and
+ * written (fixture/src/ledger/lazy_pages.c). A case that fills /dev/shm and
  * then makes more objects than the ledger names must not bring a SIGBUS
  * on any process of the guard: the identities there was no room for are
  * counted unchecked, and the case fails closed, naming them. The next
