@@ -4,12 +4,13 @@
  *
  *   on_small_shm.sh test_shm_full_fs   (a small tmpfs on /dev/shm: root)
  *
- * A runner's page file gets its identity ring's pages as they are first
+ * A runner's page file gets its pages but its head as they are first
  * written (fixture/src/ledger/lazy_pages.c). A case that fills /dev/shm and
- * then makes more objects than the ledger names must not bring a SIGBUS
- * on any process of the guard: the identities there was no room for are
- * counted unchecked, and the case fails closed, naming them. The next
- * case, once the guard removed what filled /dev/shm, passes.
+ * then makes more objects than the ledger names, and forks, must not bring
+ * a SIGBUS on any process of the guard: the identities there was no room
+ * for are counted unchecked, the other records (names, forks) as
+ * unrecorded, and the case fails closed, naming both. The next case, once
+ * the guard removed what filled /dev/shm, passes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,12 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <mpfixture/mpfixture.h>
 
 #define FILLER "/dev/shm/mpf-full-filler"
 #define OBJECTS 600 /* beyond the ledger's 256 named slots */
+#define FORKS 600   /* 16 bytes a record: more than a page of the ring */
 
 static void make_and_remove_objects(void)
 {
@@ -45,10 +48,26 @@ static void make_and_remove_objects(void)
     }
 }
 
+/* Children that end at once, each waited for: only their records are
+   left to write. */
+static void fork_and_wait(void)
+{
+    for (int i = 0; i < FORKS; i++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            _exit(0);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+}
+
 /* Fills /dev/shm to its last block, then makes its objects (an empty one
-   needs no block) and removes them, and leaves the filler: /dev/shm is
-   still full when the case's end reads what it recorded. The identities
-   there was no room for are unchecked; the filler is its leak, removed. */
+   needs no block) and removes them, forks, and leaves the filler:
+   /dev/shm is still full when the case's end reads what it recorded. The
+   identities there was no room for are unchecked, the names and forks
+   unrecorded; the filler is its leak, removed. */
 static void fills_dev_shm_then_makes_objects(void **state)
 {
     (void)state;
@@ -59,12 +78,14 @@ static void fills_dev_shm_then_makes_objects(void **state)
         at += 4096;
     close(fd);
     make_and_remove_objects();
+    fork_and_wait();
 }
 
 static void with_room_again_passes(void **state)
 {
     (void)state;
     make_and_remove_objects();
+    fork_and_wait();
 }
 
 int main(void)
