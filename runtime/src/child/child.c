@@ -493,10 +493,11 @@ static int run_task(struct serve_ctx *sc, worker__mb_slot *slot,
 static bool handle_task(struct serve_ctx *sc, worker__mb_slot *slot)
 {
     uint64_t seq = slot->seq, result = 0;
-    char m[WORKER_ERROR_MAX] = "", msg[WORKER_ERROR_MAX], pre[64];
+    char m[WORKER_ERROR_MAX], msg[WORKER_ERROR_MAX], pre[64];
     bool skip = (slot->after & sc->failed) != 0, abandon = false;
     int rc = -ECANCELED, end;
 
+    m[0] = '\0';
     if (!skip) {
         rc = run_task(sc, slot, &result, m, sizeof(m), &abandon);
         if (abandon) {
@@ -510,14 +511,20 @@ static bool handle_task(struct serve_ctx *sc, worker__mb_slot *slot)
     }
     /* Error chaining: one stable prefix per hop, the whole hop capped at
        255 bytes by the message field. A skipped task has no text: the
-       parent names the dependency that failed. */
-    worker__child_prefix(sc->parent, sc->c, pre, sizeof(pre));
-    if (rc && !skip)
+       parent names the dependency that failed. A task that succeeded
+       writes its code only: the parent reads the text of a failure only
+       (endpoint.c), so no task pays for formatting or clearing it. */
+    if (rc && !skip) {
+        worker__child_prefix(sc->parent, sc->c, pre, sizeof(pre));
         worker__fmt(msg, sizeof(msg), "%s%s", pre, m);
+    }
     slot->result = result;
     slot->done_seq = seq;
     slot->skipped = skip ? WORKER__MB_SKIP_DEPENDENCY : WORKER__MB_RAN;
-    worker__mb_slot_write_error(slot, rc, rc && !skip ? msg : NULL);
+    if (rc)
+        worker__mb_slot_write_error(slot, rc, skip ? NULL : msg);
+    else
+        slot->error = 0;
     worker__mb_store(&slot->state, WORKER__MB_TASK_DONE);
     sc->failed = (sc->failed << 1) | (rc != 0);
     sc->next++;
