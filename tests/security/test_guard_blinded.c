@@ -494,6 +494,12 @@ int main(void)
         PAIR(expected_guard_blinded_still_fails),
     };
     int rc = mpf_run_group_tests(tests, NULL, NULL);
+#ifdef MPF_COVERAGE_BUILD
+    /* After hard_nofile_limit_lowered_and_a_survivor this process stays
+       at 3 descriptors to its exit, where gcov opens one to write its
+       counters: stdin, which nothing reads, makes room. */
+    close(STDIN_FILENO);
+#endif
     bool alive = mine > 0 && waitpid(mine, NULL, WNOHANG) == 0;
     printf("the caller's child was %s\n",
            alive ? "spared" : "killed by the fixture");
