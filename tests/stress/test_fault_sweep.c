@@ -884,8 +884,8 @@ static int close_tree(worker *w, const char *spec)
 static double startup_deadline_s(const struct combo *c)
 {
     bool held = c->action == A_HANG || c->action == A_GATE_WAIT;
-    bool before_publish =
-        c->rule->phase == PH_SETUP || c->rule->phase == PH_ROLLBACK;
+    bool before_publish = c->rule->phase == PH_SETUP ||
+                          c->rule->phase == PH_ROLLBACK;
 
     return held && before_publish ? STARTUP_HELD_S : STARTUP_BACKSTOP_S;
 }
