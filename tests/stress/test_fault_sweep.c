@@ -16,8 +16,9 @@
  * STARTUP_BACKSTOP_S elsewhere (see startup_deadline_s()).
  *
  * Every case asserts:
- *   - every call returns within BOUND_S = 3 s (an init with the backstop
- *     deadline: within that deadline plus BOUND_S). Derivation: the slowest init
+ *   - every call returns within BOUND_S = 3 s (an init given the backstop
+ *     deadline: within BOUND_S + 3 s, its deadline's excess over the held
+ *     one's 1 s). Derivation: the slowest init
  *     waits for the startup deadline (1 s) and then rolls back within the
  *     rollback budget (0.5 s), the nested rollbacks running inside the same
  *     deadline and ended by the root's SIGKILL; the slowest close is the
