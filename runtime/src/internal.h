@@ -126,6 +126,7 @@ struct worker__child {
     struct worker__ctl *ctl; /* control command for this child */
     bool ctl_issued;         /* CONTROL_REQUEST stored */
     bool dead;               /* exited (seen through its pidfd), not reaped */
+    bool watched;            /* its pidfd is in the scheduler's epoll set */
     bool poisoned;           /* unusable: dead, control timeout, bad frame */
     char poison[WORKER_ERROR_MAX]; /* why, with the kind prefix */
 };
@@ -147,7 +148,7 @@ struct worker__child {
  * next-level children) is the single progress owner: it alone stores
  * CONTROL_REQUEST and collects TASK_DONE / CONTROL_DONE; TASK_READY is
  * stored by it, or by a submitter that finds room in the ring at
- * submission (dispatch.h), always under mu. It waits in one ppoll over the
+ * submission (dispatch.h), always under mu. It waits in one epoll set of the
  * doorbell eventfd (children ring it when the scheduler listens for their
  * completions), the kick eventfd (submitters ring it when it is parked)
  * and the pidfds of every live child, with the nearest control deadline
@@ -222,9 +223,10 @@ struct worker {
     bool mu_ready;
     bool sched_running; /* the scheduler thread exists */
     bool sched_stop;    /* asked to stop */
-    bool sched_parked;  /* in ppoll: a submitter must kick */
+    bool sched_parked;  /* in epoll_wait: a submitter must kick */
     pthread_t sched;
-    int kick_fd; /* eventfd submitters ring, -1 */
+    int kick_fd;    /* eventfd submitters ring, -1 */
+    int sched_epfd; /* the scheduler's epoll set, -1 */
     /* Futex word bumped on every completion; waiters park on it. */
     _Atomic uint32_t progress;
     _Atomic uint32_t n_waiters;

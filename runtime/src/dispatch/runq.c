@@ -90,7 +90,7 @@ void worker__kick(worker *w)
     uint64_t one = 1;
 
     /* mu held: a parked scheduler has published sched_parked under mu
-       before its ppoll, so this write cannot be missed. */
+       before its epoll_wait, so this write cannot be missed. */
     if (w->sched_parked && w->kick_fd >= 0) {
         ssize_t n = write(w->kick_fd, &one, sizeof(one));
         (void)n;

@@ -2,20 +2,30 @@
 /*
  * sched.c — the scheduler thread, the single progress owner (dispatch.h).
  *
- * It parks in one ppoll() over the kick eventfd, the doorbell eventfd
+ * It parks in one epoll set of the kick eventfd, the doorbell eventfd
  * (children ring it when it listens for their completions, wire/mailbox.h)
  * and the exit descriptors of all live children (proc/procfd.c), with the
  * nearest control deadline as the timeout. Nothing polls on a period: an
  * idle tree uses no CPU, and a child that dies mid-task fails its run as
  * soon as its descriptor turns readable. Each pass collects every
  * completion of every ring, then refills the rings from their FIFOs.
+ *
+ * The set is kept, not rebuilt at each park: a park costs one
+ * epoll_wait() whatever the number of children. Both eventfds are in it
+ * edge-triggered, so a ring is never read back: each write to an eventfd
+ * is a new event (the kernel queues the entry again at every write), one
+ * that lands after epoll_wait() returned wakes the next one, and nothing
+ * has to drain the count first. The count only grows, by one a ring:
+ * 2^64 - 2 rings, where a write would fail, are beyond any process's
+ * life.
  */
 #include <errno.h>
-#include <poll.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -315,13 +325,62 @@ static bool progress(worker *w, int64_t now)
     return wake;
 }
 
-/* One read takes an eventfd's whole count (neither is EFD_SEMAPHORE). */
-static void drain_fd(int fd)
-{
-    uint64_t v;
-    ssize_t n = fd >= 0 ? read(fd, &v, sizeof(v)) : 0;
+/* What an event of the set names: an eventfd, or the child of an index. */
+enum { WATCH_KICK, WATCH_DOORBELL, WATCH_CHILD };
 
-    (void)n; /* EAGAIN: it rang before an earlier drain */
+/* A child the set holds the exit descriptor of: READY, not seen dead,
+   not reaped. */
+static bool watchable(const struct worker__child *c)
+{
+    return c->cstate == WORKER__C_READY && !c->reaped && !c->dead &&
+           c->pidfd >= 0;
+}
+
+/* Keep the set in step with the children: a child seen dead or reaped
+   leaves it (the set was filled at the start, when the epoch's every
+   child was READY: fill_set()). Returns the nearest control deadline
+   (0: none). */
+static int64_t unwatch_gone(worker *w)
+{
+    int64_t wake_at = 0;
+
+    for (size_t i = 0; i < w->n_children; i++) {
+        struct worker__child *c = &w->children[i];
+
+        if (c->watched && !watchable(c)) {
+            if (c->pidfd >= 0)
+                epoll_ctl(w->sched_epfd, EPOLL_CTL_DEL, c->pidfd, NULL);
+            c->watched = false;
+        }
+        if (c->watched && c->ctl && c->ctl_issued && c->ctl->deadline_ns &&
+            (!wake_at || c->ctl->deadline_ns < wake_at))
+            wake_at = c->ctl->deadline_ns;
+    }
+    return wake_at;
+}
+
+/* Close the set: every child leaves it with it. */
+static void unwatch_all(worker *w)
+{
+    if (w->sched_epfd >= 0)
+        close(w->sched_epfd);
+    w->sched_epfd = -1;
+    for (size_t i = 0; i < w->n_children; i++)
+        w->children[i].watched = false;
+}
+
+/* Park until an event of the set or the deadline (0: none), rounded up to
+   the next millisecond. Returns how many events (EINTR: none). */
+static int park(worker *w, struct epoll_event *ev, int max, int64_t wake_at)
+{
+    int ms = -1;
+
+    if (wake_at) {
+        int64_t left = wake_at - worker__now_ns();
+        int64_t left_ms = left > 0 ? (left + 999999) / 1000000 : 0;
+        ms = left_ms > INT_MAX ? INT_MAX : (int)left_ms;
+    }
+    return epoll_wait(w->sched_epfd, ev, max, ms);
 }
 
 /* The word shares its cache line with those the child reads on every
@@ -380,8 +439,7 @@ static void stop_listening(worker *w)
 static void *sched_main(void *arg)
 {
     worker *w = arg;
-    struct pollfd pfd[2 + WORKER_MAX_CHILDREN];
-    struct worker__child *who[WORKER_MAX_CHILDREN];
+    struct epoll_event ev[2 + WORKER_MAX_CHILDREN];
 
     /* Waiters are woken once `mu` is released: a waiter woken while the
        scheduler holds it would only block on it (pred() is evaluated
@@ -391,27 +449,11 @@ static void *sched_main(void *arg)
 
     pthread_mutex_lock(&w->mu);
     while (!w->sched_stop) {
-        int64_t now = worker__now_ns(), wake_at = 0;
-        size_t n = 0, nc = 0;
+        int64_t wake_at;
+        int n;
 
-        owed_notify |= progress(w, now);
-
-        pfd[n].fd = w->kick_fd;
-        pfd[n++].events = POLLIN;
-        pfd[n].fd = w->doorbell_fd;
-        pfd[n++].events = POLLIN;
-        for (size_t i = 0; i < w->n_children; i++) {
-            struct worker__child *c = &w->children[i];
-            if (c->cstate != WORKER__C_READY || c->reaped || c->dead ||
-                c->pidfd < 0)
-                continue;
-            who[nc++] = c;
-            pfd[n].fd = c->pidfd;
-            pfd[n++].events = POLLIN;
-            if (c->ctl && c->ctl_issued && c->ctl->deadline_ns &&
-                (!wake_at || c->ctl->deadline_ns < wake_at))
-                wake_at = c->ctl->deadline_ns;
-        }
+        owed_notify |= progress(w, worker__now_ns());
+        wake_at = unwatch_gone(w);
         if (listen_before_parking(w)) {
             stop_listening(w);
             if (owed_notify) { /* a stream of completions: wake them now */
@@ -429,34 +471,20 @@ static void *sched_main(void *arg)
             owed_notify = false;
         }
 
-        if (wake_at) {
-            int64_t left = wake_at - worker__now_ns();
-            struct timespec ts = { 0, 0 };
-            if (left > 0) {
-                ts.tv_sec = left / 1000000000;
-                ts.tv_nsec = left % 1000000000;
-            }
-            ppoll(pfd, n, &ts, NULL);
-        } else {
-            ppoll(pfd, n, NULL, NULL);
-        }
-        /* Drain what rang before the next scan: a DONE published after the
-           scan rings again and keeps the eventfd readable for the next
-           ppoll (one that rang after ppoll returned is drained then). */
-        if (pfd[0].revents & POLLIN)
-            drain_fd(w->kick_fd);
-        if (pfd[1].revents & POLLIN)
-            drain_fd(w->doorbell_fd);
+        n = park(w, ev, (int)(sizeof(ev) / sizeof(ev[0])), wake_at);
 
         pthread_mutex_lock(&w->mu);
         w->sched_parked = false;
         stop_listening(w);
-        for (size_t i = 0; i < nc; i++) {
+        for (int i = 0; i < n; i++) {
+            struct worker__child *c;
             int status;
-            if (!(pfd[2 + i].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            if (worker__child_exited(who[i], &status)) {
-                mark_dead(w, who[i], status);
+
+            if (ev[i].data.u64 < WATCH_CHILD)
+                continue; /* a kick or a ring: the pass looks at all */
+            c = &w->children[ev[i].data.u64 - WATCH_CHILD];
+            if (c->watched && !c->dead && worker__child_exited(c, &status)) {
+                mark_dead(w, c, status);
                 worker__notify(w);
             }
         }
@@ -477,6 +505,7 @@ int worker__dispatch_init(worker *w)
         return -rc;
     w->mu_ready = true;
     w->kick_fd = -1;
+    w->sched_epfd = -1;
     return 0;
 }
 
@@ -485,9 +514,50 @@ void worker__dispatch_destroy(worker *w)
     if (w->kick_fd >= 0)
         close(w->kick_fd);
     w->kick_fd = -1;
+    unwatch_all(w);
     if (w->mu_ready)
         pthread_mutex_destroy(&w->mu);
     w->mu_ready = false;
+}
+
+/* The scheduler's epoll set: both eventfds, edge-triggered (the head of
+   this file), and the exit descriptor of every child, all READY now (the
+   epoch's last fork is done). A descriptor the set refuses (no memory,
+   the user's limit of epoll watches) fails the start, as a scheduler
+   that could not see a child die would hang its runs. 0 or -errno, the
+   error set. */
+static int fill_set(worker *w)
+{
+    struct epoll_event ev = { .events = EPOLLIN | EPOLLET,
+                              .data.u64 = WATCH_KICK };
+    int rc;
+
+    w->sched_epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (w->sched_epfd < 0 ||
+        epoll_ctl(w->sched_epfd, EPOLL_CTL_ADD, w->kick_fd, &ev) != 0)
+        goto fail;
+    ev.data.u64 = WATCH_DOORBELL;
+    if (w->doorbell_fd >= 0 &&
+        epoll_ctl(w->sched_epfd, EPOLL_CTL_ADD, w->doorbell_fd, &ev) != 0)
+        goto fail;
+    for (size_t i = 0; i < w->n_children; i++) {
+        struct worker__child *c = &w->children[i];
+
+        if (!watchable(c))
+            continue;
+        ev.events = EPOLLIN;
+        ev.data.u64 = WATCH_CHILD + i;
+        if (epoll_ctl(w->sched_epfd, EPOLL_CTL_ADD, c->pidfd, &ev) != 0)
+            goto fail;
+        c->watched = true;
+    }
+    return 0;
+
+fail:
+    rc = -errno;
+    worker__set_error(w, "scheduler's epoll set: %s", strerror(-rc));
+    unwatch_all(w);
+    return rc;
 }
 
 int worker__sched_start(worker *w)
@@ -497,6 +567,11 @@ int worker__sched_start(worker *w)
 
     if ((rc = worker__eventfd(w, &w->kick_fd)))
         return rc;
+    if ((rc = fill_set(w))) {
+        close(w->kick_fd);
+        w->kick_fd = -1;
+        return rc;
+    }
     w->sched_stop = false;
     w->sched_parked = false;
     /* The thread is born with every signal blocked: handlers (the child's
@@ -508,6 +583,7 @@ int worker__sched_start(worker *w)
     if (rc) {
         close(w->kick_fd);
         w->kick_fd = -1;
+        unwatch_all(w);
         worker__set_error(w, "scheduler thread: %s", strerror(rc));
         return -rc;
     }
@@ -571,6 +647,7 @@ void worker__sched_stop(worker *w, bool abandon)
     if (w->kick_fd >= 0)
         close(w->kick_fd);
     w->kick_fd = -1;
+    unwatch_all(w);
 }
 
 static bool drained(worker *w, void *arg)

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
@@ -260,6 +261,22 @@ int prctl(int option, ...)
     if (should_fail("prctl", CALLER))
         return -1;
     return REAL(prctl)(option, a[0], a[1], a[2], a[3]);
+}
+
+int epoll_create1(int flags)
+{
+    if (should_fail("epoll_create1", CALLER))
+        return -1;
+    return REAL(epoll_create1)(flags);
+}
+
+/* Only an addition fails: a removal's failure is ignored by design (the
+   descriptor leaves the set when it is closed). */
+int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+    if (op == EPOLL_CTL_ADD && should_fail("epoll_ctl", CALLER))
+        return -1;
+    return REAL(epoll_ctl)(epfd, op, fd, ev);
 }
 
 int pidfd_open(pid_t pid, unsigned int flags)
