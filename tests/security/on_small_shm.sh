@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# on_small_shm.sh PROGRAM
+# on_small_shm.sh PROGRAM [ARG...]
 #
 # Mounts a 2 MiB tmpfs on /dev/shm in a mount namespace of its own
 # (unshare -m: needs root; exit 77, a skip, with the reason otherwise),
@@ -14,7 +14,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 unshare -m --propagation private /bin/sh -c '
     mount -t tmpfs -o size=2m mpf-full /dev/shm || exit 77
-    timeout -k 5 60 "$0" 2>&1
+    timeout -k 5 60 "$0" "$@" 2>&1
     echo "exit status $?"
     echo "left in /dev/shm: $(ls -A /dev/shm | wc -l)"
-' "$1"
+' "$@"
