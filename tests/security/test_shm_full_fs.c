@@ -48,11 +48,11 @@ static void make_and_remove_objects(void)
     }
 }
 
-/* Children that end at once, each waited for: only their records are
+/* n children that end at once, each waited for: only their records are
    left to write. */
-static void fork_and_wait(void)
+static void fork_and_wait(int n)
 {
-    for (int i = 0; i < FORKS; i++) {
+    for (int i = 0; i < n; i++) {
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0)
@@ -63,6 +63,19 @@ static void fork_and_wait(void)
     }
 }
 
+/* Fills /dev/shm to its last block with FILLER; returns its descriptor
+   and, in *size, its size. */
+static int fill_dev_shm(off_t *size)
+{
+    int fd = open(FILLER, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    off_t at = 0;
+    while (posix_fallocate(fd, at, 4096) == 0)
+        at += 4096;
+    *size = at;
+    return fd;
+}
+
 /* Fills /dev/shm to its last block, then makes its objects (an empty one
    needs no block) and removes them, forks, and leaves the filler:
    /dev/shm is still full when the case's end reads what it recorded. The
@@ -71,21 +84,17 @@ static void fork_and_wait(void)
 static void fills_dev_shm_then_makes_objects(void **state)
 {
     (void)state;
-    int fd = open(FILLER, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    assert_true(fd >= 0);
-    off_t at = 0;
-    while (posix_fallocate(fd, at, 4096) == 0)
-        at += 4096;
-    close(fd);
+    off_t size;
+    close(fill_dev_shm(&size));
     make_and_remove_objects();
-    fork_and_wait();
+    fork_and_wait(FORKS);
 }
 
 static void with_room_again_passes(void **state)
 {
     (void)state;
     make_and_remove_objects();
-    fork_and_wait();
+    fork_and_wait(FORKS);
 }
 
 /* Fills /dev/shm, then gives back ROOM_PAGES: room for the pages the
@@ -100,26 +109,16 @@ static void with_room_again_passes(void **state)
 static void nearly_full_dev_shm_still_takes_every_record(void **state)
 {
     (void)state;
-    int fd = open(FILLER, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    assert_true(fd >= 0);
-    off_t at = 0;
-    while (posix_fallocate(fd, at, 4096) == 0)
-        at += 4096;
-    assert_true(at >= ROOM_PAGES * 4096);
-    assert_int_equal(ftruncate(fd, at - ROOM_PAGES * 4096), 0);
+    off_t size;
+    int fd = fill_dev_shm(&size);
+    assert_true(size >= ROOM_PAGES * 4096);
+    assert_int_equal(ftruncate(fd, size - ROOM_PAGES * 4096), 0);
     close(fd);
     int obj = shm_open("/mpf-nearly-full", O_RDWR | O_CREAT | O_EXCL, 0600);
     assert_true(obj >= 0);
     close(obj);
     assert_int_equal(shm_unlink("/mpf-nearly-full"), 0);
-    for (int i = 0; i < 10; i++) {
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0)
-            _exit(0);
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-    }
+    fork_and_wait(10);
     assert_int_equal(unlink(FILLER), 0);
 }
 
