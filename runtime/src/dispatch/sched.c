@@ -338,12 +338,9 @@ static bool watchable(const struct worker__child *c)
 
 /* Keep the set in step with the children: a child seen dead or reaped
    leaves it (the set was filled at the start, when the epoch's every
-   child was READY: fill_set()). Returns the nearest control deadline
-   (0: none). */
-static int64_t unwatch_gone(worker *w)
+   child was READY: fill_set()). */
+static void unwatch_gone(worker *w)
 {
-    int64_t wake_at = 0;
-
     for (size_t i = 0; i < w->n_children; i++) {
         struct worker__child *c = &w->children[i];
 
@@ -352,6 +349,18 @@ static int64_t unwatch_gone(worker *w)
                 epoll_ctl(w->sched_epfd, EPOLL_CTL_DEL, c->pidfd, NULL);
             c->watched = false;
         }
+    }
+}
+
+/* The nearest deadline of a control request issued to a watched child
+   (0: none): the park ends there, so that collect_ctl() can time it out. */
+static int64_t next_ctl_deadline(const worker *w)
+{
+    int64_t wake_at = 0;
+
+    for (size_t i = 0; i < w->n_children; i++) {
+        const struct worker__child *c = &w->children[i];
+
         if (c->watched && c->ctl && c->ctl_issued && c->ctl->deadline_ns &&
             (!wake_at || c->ctl->deadline_ns < wake_at))
             wake_at = c->ctl->deadline_ns;
@@ -453,7 +462,8 @@ static void *sched_main(void *arg)
         int n;
 
         owed_notify |= progress(w, worker__now_ns());
-        wake_at = unwatch_gone(w);
+        unwatch_gone(w);
+        wake_at = next_ctl_deadline(w);
         if (listen_before_parking(w)) {
             stop_listening(w);
             if (owed_notify) { /* a stream of completions: wake them now */
