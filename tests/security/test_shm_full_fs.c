@@ -2,7 +2,8 @@
 /*
  * test_shm_full_fs.c — a full /dev/shm under a supervised runner's page.
  *
- *   on_small_shm.sh test_shm_full_fs   (a small tmpfs on /dev/shm: root)
+ *   on_small_shm.sh test_shm_full_fs [nearly]
+ *                                      (a small tmpfs on /dev/shm: root)
  *
  * A runner's page file gets its pages but its head as they are first
  * written (fixture/src/ledger/lazy_pages.c). A case that fills /dev/shm and
@@ -10,7 +11,9 @@
  * a SIGBUS on any process of the guard: the identities there was no room
  * for are counted unchecked, the other records (names, forks) as
  * unrecorded, and the case fails closed, naming both. The next case, once
- * the guard removed what filled /dev/shm, passes.
+ * the guard removed what filled /dev/shm, passes. With `nearly`: a case
+ * that leaves room for only the pages its records first reach has every
+ * record written, and passes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
