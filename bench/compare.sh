@@ -6,9 +6,10 @@
 # so only the libraries differ. Prints one line per measurement
 #   compare <name> before <median> after <median> after/before <ratio>
 # (the ratio is the median of per-round ratios, the two variants of a round
-# having run back to back) and, for the guard, the overhead ratio of each
-# build against fork-per-case from the same bench_case_overhead run, and
-# a ledgered shm_open's ratio to libc's own (bench_case_overhead create).
+# having run back to back) and, for the guard, what a guarded empty case
+# costs beyond a plain one (bench_case_overhead) and a ledgered shm_open's
+# ratio to libc's own (bench_case_overhead create), each the median of
+# per-run ratios, one run of each build back to back.
 #
 # Environment: COMPARE_ROUNDS (default 41), COMPARE_DIR (default
 # build-compare: the before tree and both builds live there).
@@ -53,29 +54,38 @@ done
 taskset -c "$(($(nproc) - 1))" "$a/bench_tree" drive "$rounds" \
   "before_rtt=$b/bench_dispatch:rtt:2000" "after_rtt=$a/bench_dispatch:rtt:2000" |
   sed 's/^sample /tree /' >>"$raw"
-# The guard: whole bench_case_overhead runs of each build, alternated.
-for ((r = 0; r < 7; r++)); do
-  "$b/bench_case_overhead" 1000 1 | sed "s/^sample /case before $r /" >>"$raw"
-  "$a/bench_case_overhead" 1000 1 | sed "s/^sample /case after $r /" >>"$raw"
+# The guard: whole bench_case_overhead runs of each build, alternated,
+# eleven of three rounds of 2,000 cases; a run's figure is the median of
+# its rounds. The same build against itself read 0.97-1.09 as a ratio to
+# fork-per-case over seven runs of one round of 1,000 (a fork's cost moves
+# most), 0.998-1.008 as the overhead in us over these runs (four tries).
+for ((r = 0; r < 11; r++)); do
+  "$b/bench_case_overhead" 2000 3 | sed "s/^sample /case before $r /" >>"$raw"
+  "$a/bench_case_overhead" 2000 3 | sed "s/^sample /case after $r /" >>"$raw"
 done
 # A ledgered shm_open (its site captured, after) against libc's own, each
-# build's in its own run, alternated.
-for ((r = 0; r < 7; r++)); do
-  "$b/bench_case_overhead" create 1000 1 | sed "s/^sample /create before $r /" >>"$raw"
-  "$a/bench_case_overhead" create 1000 1 | sed "s/^sample /create after $r /" >>"$raw"
+# build's in its own run, alternated: eleven runs of nine rounds, each
+# run's ratio the median of its rounds. A round (1,000 creations, ~3 ms)
+# may hold one of the kernel's RCU batches that free unlinked inodes (0.4-1
+# ms) on either side: the same build against itself read 0.98-1.15 over
+# seven runs of one round, 0.97-1.03 over eleven of nine (six tries each).
+for ((r = 0; r < 11; r++)); do
+  "$b/bench_case_overhead" create 1000 9 | sed "s/^sample /create before $r /" >>"$raw"
+  "$a/bench_case_overhead" create 1000 9 | sed "s/^sample /create after $r /" >>"$raw"
 done
 
 python3 - "$raw" <<'PY'
 import collections, statistics, sys
 tree = collections.defaultdict(dict)          # name -> round -> {side: ns}
-case = collections.defaultdict(dict)          # (side, round) -> label -> us
+runs = collections.defaultdict(lambda: collections.defaultdict(dict))
+                               # (kind, side, run) -> round -> label -> us
 for line in open(sys.argv[1]):
     f = line.split()
     if f[0] == "tree":
         side, name = f[1].split("_", 1)
         tree[name].setdefault(int(f[2]), {})[side] = float(f[3])
     elif f[0] in ("case", "create"):
-        case[(f[1], int(f[2]))][f[3]] = float(f[5])
+        runs[(f[0], f[1], int(f[2]))][int(f[4])][f[3]] = float(f[5])
 def line(name, before, after, ratios, unit):
     print("compare %-22s before %9.3f after %9.3f %s  after/before %.3f"
           % (name, statistics.median(before), statistics.median(after), unit,
@@ -86,15 +96,15 @@ for name, by_round in tree.items():
     scale = 1e3 if name == "rtt" else 1e6
     line(name, [v["before"] / scale for v in rs], [v["after"] / scale for v in rs],
          [v["after"] / v["before"] for v in rs], unit)
-def paired_ratio(name, num, den):
-    """Each build's num/den of the same run; after/before of those, by round."""
-    over = {"before": [], "after": []}
-    for (side, _), s in case.items():
-        over[side].append(s[num] / s[den])
-    rounds = sorted({r for _, r in case})
-    line(name, over["before"], over["after"],
-         [(case[("after", r)][num] / case[("after", r)][den]) /
-          (case[("before", r)][num] / case[("before", r)][den]) for r in rounds], "  ")
-paired_ratio("guarded_overhead_ratio", "guard_overhead", "fork_per_case")
-paired_ratio("ledgered_shm_open_ratio", "shm_open_ledgered", "shm_open_bare")
+def per_run(name, kind, figure, unit):
+    """figure(a round's samples) for each run of each build, the median of
+    the run's rounds; after/before by run."""
+    def of(side, run):
+        return statistics.median(figure(s) for s in runs[(kind, side, run)].values())
+    ids = sorted({r for k, _, r in runs if k == kind})
+    line(name, [of("before", r) for r in ids], [of("after", r) for r in ids],
+         [of("after", r) / of("before", r) for r in ids], unit)
+per_run("guard_overhead_per_case", "case", lambda s: s["guard_overhead"], "us")
+per_run("ledgered_shm_open_ratio", "create",
+        lambda s: s["shm_open_ledgered"] / s["shm_open_bare"], "  ")
 PY
