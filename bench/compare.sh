@@ -87,7 +87,7 @@ for line in open(sys.argv[1]):
     elif f[0] in ("case", "create"):
         runs[(f[0], f[1], int(f[2]))][int(f[4])][f[3]] = float(f[5])
 def line(name, before, after, ratios, unit):
-    print("compare %-22s before %9.3f after %9.3f %s  after/before %.3f"
+    print("compare %-23s before %9.3f after %9.3f %s  after/before %.3f"
           % (name, statistics.median(before), statistics.median(after), unit,
              statistics.median(ratios)))
 for name, by_round in tree.items():
