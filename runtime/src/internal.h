@@ -145,10 +145,11 @@ struct worker__child {
  * Dispatch (dispatch.h) in one paragraph: frames 1..S of every mailbox are
  * the child's task ring (wire/mailbox.h). The scheduler thread (started
  * after the last fork of worker__start, one per READY worker, also inside
- * next-level children) is the single progress owner: it alone stores
- * CONTROL_REQUEST and collects TASK_DONE / CONTROL_DONE; TASK_READY is
- * stored by it, or by a submitter that finds room in the ring at
- * submission (dispatch.h), always under mu. It waits in one epoll set of the
+ * next-level children) owns progress: it alone stores CONTROL_REQUEST and
+ * collects CONTROL_DONE; TASK_DONE is collected by it or, while it is
+ * parked, by a thread waiting for a run; TASK_READY is stored by either,
+ * or by a submitter that finds room in the ring at submission
+ * (dispatch.h), always under mu. It waits in one epoll set of the
  * doorbell eventfd (children ring it when the scheduler listens for their
  * completions), the kick eventfd (submitters ring it when it is parked)
  * and the pidfds of every live child, with the nearest control deadline
@@ -156,6 +157,15 @@ struct worker__child {
  * with its wait status (peeked with WNOWAIT; close() reaps it). Callers
  * enqueue under mu and wait on the `progress` futex word.
  */
+
+/* The words waiters park on, in a page of their own mapped shared before
+   the children are forked: a child that completes a task a waiter
+   collects itself bumps `progress` and wakes it, with no scheduler
+   between them (dispatch.h, "Waiting"). */
+struct worker__wake {
+    _Atomic uint32_t progress; /* futex word, bumped on every completion */
+    _Atomic uint32_t n_waiters;
+};
 
 struct worker {
     worker_options opt;
@@ -227,9 +237,12 @@ struct worker {
     pthread_t sched;
     int kick_fd;    /* eventfd submitters ring, -1 */
     int sched_epfd; /* the scheduler's epoll set, -1 */
-    /* Futex word bumped on every completion; waiters park on it. */
-    _Atomic uint32_t progress;
-    _Atomic uint32_t n_waiters;
+    /* The progress word and the count of its waiters, in a page shared
+       with the children (struct worker__wake). */
+    struct worker__wake *wake;
+    /* Threads in worker__wait_for(): while any waits, a parked scheduler
+       leaves task completions to them (dispatch.h, "Waiting"). */
+    unsigned n_collectors;
     _Atomic uint32_t n_task_waiters; /* worker_task_wait callers */
     /* Also bumped and woken on every completion (a next-level child's own
        mailbox bell, so its serve loop waits for the inner run and for the

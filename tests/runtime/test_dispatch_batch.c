@@ -523,6 +523,29 @@ static void a_task_waiter_hears_of_its_task_mid_batch(void **state)
     end_case(t, &job, 1);
 }
 
+/* Sub 0 holds task 0; task 1, on sub 1, depends on it. A caller that
+   gives up waiting for the run (it took the parked scheduler's pass and
+   had sub 0 wake it, not the scheduler) leaves the completion to the
+   scheduler: when the hold opens, task 1 starts with no caller waiting. */
+static void a_waiter_that_gives_up_leaves_the_scheduler_listening(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    worker *w = sub_tree("L3{sub*2}", &o, &t);
+    static const struct spec tasks[] = { { 0, HOLD, 1, -1 },
+                                         { 1, RECORD, 0, 0 } };
+    const struct plan p = { .job = 1, .n = 2, .spec = tasks, .n_spec = 2 };
+
+    worker_job *job = submit(w, &p);
+    await_holds(1);
+    assert_int_equal(worker_wait(job, 0.01), -ETIMEDOUT);
+    open_hold();
+    assert_int_equal(word_await(&shared[LOG_N], 2, rt_bound_s(2.0)), 0);
+    assert_true(ran(1, 0) && ran(1, 1));
+    assert_int_equal(worker_wait(job, rt_bound_s(5.0)), 0);
+    end_case(t, &job, 1);
+}
+
 /* Sub 0's ring: a hold (job 9), job 1's task, job 2's task held. Job 1
    ends while job 2 keeps the batch open, and its waiter hears of it. */
 static void a_job_ending_mid_batch_wakes_its_waiter(void **state)
@@ -667,6 +690,8 @@ int main(void)
         mpfw_unit_test(a_task_on_another_target_starts_mid_batch, 5000),
         mpfw_unit_test(a_task_waiter_hears_of_its_task_mid_batch, 5000),
         mpfw_unit_test(a_job_ending_mid_batch_wakes_its_waiter, 5000),
+        mpfw_unit_test(a_waiter_that_gives_up_leaves_the_scheduler_listening,
+                       5000),
         mpfw_unit_test(a_child_killed_mid_batch_fails_the_rest_naming_it, 5000),
         mpfw_unit_test(shutdown_with_a_full_ring_fails_the_queued_tasks, 5000),
         mpfw_unit_test(freeing_a_tree_with_a_full_ring_runs_none_of_its_queue,

@@ -135,14 +135,16 @@ static void every_declared_state_matches_the_wire_values(void **state)
     assert_int_equal(WORKER__MB_LISTEN_OFF, 0);
     assert_int_equal(WORKER__MB_LISTEN_BATCH, 1);
     assert_int_equal(WORKER__MB_LISTEN_EACH, 2);
+    assert_int_equal(WORKER__MB_LISTEN_WAITERS, 4);
 }
 
 /* Version 2 (runtime part 2) gave frame 0's args area two overlays, the
    task's and the control command's; since version 6 a task has a slot of
-   its own in the ring and its blob a place in the blob area. */
+   its own in the ring and its blob a place in the blob area; version 7
+   added listen's WAITERS flag. */
 static void task_and_control_overlays_are_pinned(void **state)
 {
-    assert_int_equal(WORKER__MB_VERSION, 6);
+    assert_int_equal(WORKER__MB_VERSION, 7);
     assert_int_equal(offsetof(worker__mb_slot, state), 0);
     assert_int_equal(offsetof(worker__mb_slot, error), 4);
     assert_int_equal(offsetof(worker__mb_slot, callable), 8);

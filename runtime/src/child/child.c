@@ -19,6 +19,7 @@
  * wins.
  */
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -413,13 +414,27 @@ static bool next_ready(struct serve_ctx *sc, worker__mb_slot **slot)
     return worker__mb_load(&(*slot)->state) == WORKER__MB_TASK_READY;
 }
 
-/* Take the scheduler's `listen` word back to OFF and ring its doorbell if
-   it was armed (mailbox.h: whoever loses the exchange knows the other side
-   looks at the slots itself). */
+/* Wake the parent's threads that wait and collect themselves. */
+static void wake_waiters(void)
+{
+    struct worker__wake *k = worker__self.uplink_wake;
+
+    atomic_fetch_add(&k->progress, 1);
+    if (atomic_load(&k->n_waiters))
+        worker__futex_wake(&k->progress, INT_MAX);
+}
+
+/* Take the scheduler's `listen` word back to OFF and, if it was armed,
+   wake whoever it names: the parent's waiters or its scheduler's doorbell
+   (mailbox.h: whoever loses the exchange knows the other side looks at
+   the slots itself). */
 static void ring_if_listening(worker__mailbox *mb)
 {
-    if (atomic_exchange(&mb->frame[0].listen, WORKER__MB_LISTEN_OFF) !=
-        WORKER__MB_LISTEN_OFF)
+    uint32_t was = atomic_exchange(&mb->frame[0].listen, WORKER__MB_LISTEN_OFF);
+
+    if (was & WORKER__MB_LISTEN_WAITERS)
+        wake_waiters();
+    else if (was != WORKER__MB_LISTEN_OFF)
         ring_uplink();
 }
 
@@ -432,7 +447,8 @@ static void published(struct serve_ctx *sc)
     uint32_t listen;
 
     atomic_thread_fence(memory_order_seq_cst);
-    listen = atomic_load_explicit(&mb->frame[0].listen, memory_order_relaxed);
+    listen = atomic_load_explicit(&mb->frame[0].listen, memory_order_relaxed) &
+             WORKER__MB_LISTEN_LEVEL;
     if (listen == WORKER__MB_LISTEN_EACH) {
         ring_if_listening(mb);
         sc->owed = false;
@@ -678,6 +694,7 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
     worker__self.doorbell_fd = -1;
     forget_siblings(parent, c);
     worker__self.uplink_fd = parent->doorbell_fd;
+    worker__self.uplink_wake = parent->wake;
     worker__self.mailbox = c->mb;
     /* The mailbox the parent made for us must speak our format (a
        library of another version in the parent would not): if not,

@@ -8,7 +8,8 @@
  *              states, and the wake-ups between callers and the scheduler
  *   endpoint.c a child's task ring, parent side: what may enter it, put,
  *              collect, what fails when it breaks or dies, poisoning
- *   sched.c    the scheduler thread, the single progress owner
+ *   sched.c    the scheduler thread and its pass, which a waiter takes
+ *              while the scheduler is parked
  *   job.c      the caller's side: admission, registration, runs, tasks
  *   control.c  control commands to one child
  *   devmem.c   device memory of the chips, from the parent's side: control
@@ -27,10 +28,12 @@
  * rings the child's bell only if the child is parked; otherwise it kicks
  * the scheduler if that is parked, unless the ring is full and its head
  * waits for nothing but room (the child's completions wake the scheduler
- * then). The scheduler thread stays the single progress owner: it alone
- * collects TASK_DONE / CONTROL_DONE, stores CONTROL_REQUEST, refills the
- * rings from the FIFOs, samples liveness and wakes waiters. Every store
- * into a ring is made under `mu`, so no two threads ever write one slot.
+ * then). The scheduler thread owns progress: it alone collects
+ * CONTROL_DONE, stores CONTROL_REQUEST and samples liveness; it collects
+ * TASK_DONE, refills the rings from the FIFOs and wakes waiters, which a
+ * waiter also does while the scheduler is parked ("Waiting" below). Every
+ * store into a ring, and every collection, is made under `mu`, so no two
+ * threads ever write one slot.
  * It never reaps (close() does, after joining it): a child's death is
  * peeked with WNOWAIT, so its wait status is known at once and the zombie
  * still pins its pid and process group until close().
@@ -49,8 +52,21 @@
  * Waiting. Whoever waits (worker_wait, worker_task_wait, a control caller,
  * close's drain) parks on the `progress` futex word, which the scheduler
  * bumps after completions; a waiter counts itself in n_waiters before it
- * samples the word, and the scheduler reads n_waiters after the bump, so a
- * wake-up is never lost and no syscall is made when nobody waits.
+ * samples the word, and whoever bumps it reads n_waiters after the bump,
+ * so a wake-up is never lost and no syscall is made when nobody waits.
+ * A waiter does not leave its completions to a parked scheduler: while
+ * any waits (n_collectors), a waiter that finds the scheduler parked takes
+ * its pass under mu (collects every ring's task completions, refills the
+ * rings) and arms `listen` with the WAITERS flag, so the child that
+ * completes the next task wakes the waiters on `progress` (the word is in
+ * a page shared with the children, struct worker__wake) instead of the
+ * scheduler: a round trip is two hand-offs, caller to child and back, not
+ * three. The scheduler, once awake, takes every flag back to OFF as it
+ * does its levels, and arms them again as it parks; the last waiter to
+ * leave arms the levels without the flag, so a parked scheduler hears of
+ * every completion no waiter collects. Control commands and deaths stay
+ * the scheduler's: a CONTROL_DONE always rings the doorbell, and the
+ * scheduler's epoll set holds the exit descriptors.
  */
 #ifndef WORKER_DISPATCH_H
 #define WORKER_DISPATCH_H
@@ -135,6 +151,16 @@ static inline struct worker__task *worker__task_at(const worker_job *job,
    for room in c's ring, which a completion of c will make). False: kick
    the scheduler. */
 bool worker__dispatch_direct(worker *w, struct worker__child *c);
+/* mu held, by a thread in worker__wait_for(): while the scheduler is
+   parked, take its pass (collect task completions, refill the rings; not
+   the control commands) and arm `listen` for it. True if it finished
+   something another waiter may wait for. */
+bool worker__waiter_pass(worker *w);
+typedef bool (*worker__pred_fn)(worker *w, void *arg);
+/* Wait (mu not held) until pred (under mu) holds or the deadline, taking
+   the parked scheduler's pass meanwhile. 0 or -ETIMEDOUT. */
+int worker__wait_for(worker *w, worker__pred_fn pred, void *arg,
+                     int64_t deadline_ns);
 
 /* endpoint.c: a child's task ring, parent side (mu held) */
 void worker__endpoint_poison(worker *w, struct worker__child *c,
@@ -176,10 +202,8 @@ int worker__check_timeout(double t);   /* 0 or -EINVAL */
 int64_t worker__deadline_of(double t); /* absolute ns; 0: none */
 /* Bump the progress word and wake whoever waits (mu held or not). */
 void worker__notify(worker *w);
-typedef bool (*worker__pred_fn)(worker *w, void *arg);
-/* Wait (mu not held) until pred (under mu) holds or the deadline. */
-int worker__wait_for(worker *w, worker__pred_fn pred, void *arg,
-                     int64_t deadline_ns);
+/* The same from a thread counted among the waiters (it wakes not itself). */
+void worker__notify_others(worker *w);
 void worker__kick(worker *w); /* mu held */
 void worker__job_free_now(worker_job *job);
 void worker__job_unlink(worker *w, worker_job *job);

@@ -111,8 +111,8 @@ int worker__endpoint_task_ready(const worker *w, const struct worker__child *c,
     return worker__task_ready(t, index_of(w, c), c->seq + 1, after, bad);
 }
 
-uint32_t worker__endpoint_listen_level(const worker *w,
-                                       const struct worker__child *c)
+/* The level a parked scheduler's pass needs (EACH or BATCH). */
+static uint32_t listen_base(const worker *w, const struct worker__child *c)
 {
     const worker_job *first = NULL;
 
@@ -128,6 +128,13 @@ uint32_t worker__endpoint_listen_level(const worker *w,
         first = job;
     }
     return WORKER__MB_LISTEN_BATCH;
+}
+
+uint32_t worker__endpoint_listen_level(const worker *w,
+                                       const struct worker__child *c)
+{
+    return listen_base(w, c) |
+           (w->n_collectors ? WORKER__MB_LISTEN_WAITERS : 0);
 }
 
 void worker__endpoint_fail_ring(worker *w, struct worker__child *c, int rc,
@@ -201,13 +208,19 @@ bool worker__endpoint_put(worker *w, struct worker__child *c,
     /* A submitter dispatching while the scheduler is parked arms `listen`
        itself, before the task is published: the child reads the word only
        after it acquired TASK_READY, so it cannot miss it. The scheduler
-       arms it before it parks (sched.c). Only ever raised here. */
+       arms it before it parks (sched.c). Its level is only ever raised
+       here; the waiters' flag follows whether any waits now. */
     if (w->sched_parked) {
-        uint32_t level = worker__endpoint_listen_level(w, c);
-        if (atomic_load_explicit(&c->mb->frame[0].listen,
-                                 memory_order_relaxed) < level)
-            atomic_store_explicit(&c->mb->frame[0].listen, level,
-                                  memory_order_relaxed);
+        _Atomic uint32_t *word = &c->mb->frame[0].listen;
+        uint32_t was = atomic_load_explicit(word, memory_order_relaxed);
+        uint32_t want = worker__endpoint_listen_level(w, c);
+        uint32_t level = (was & WORKER__MB_LISTEN_LEVEL) >
+                                 (want & WORKER__MB_LISTEN_LEVEL)
+                             ? (was & WORKER__MB_LISTEN_LEVEL) |
+                                   (want & WORKER__MB_LISTEN_WAITERS)
+                             : want;
+        if (level != was)
+            atomic_store_explicit(word, level, memory_order_relaxed);
     }
     /* The slot and the blob above are ordered before the child's acquire
        of the state by this release store. */

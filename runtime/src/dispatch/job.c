@@ -604,11 +604,10 @@ WORKER__EXPORT int worker_task_wait(worker_job *job, int task, double timeout_s)
     pthread_mutex_lock(&w->mu);
     rc = task < 0 || (uint32_t)task >= job->n_tasks ? -ENOENT : 0;
     if (!rc) {
-        /* Counted as a task waiter: task completions wake only those. A
-           parked scheduler may listen for whole batches only: the kick has
-           it listen for each completion (sched.c). */
+        /* Counted as a task waiter: task completions wake only those, and
+           `listen` is armed for each completion (the wait's own pass, or
+           the scheduler's as it parks). */
         atomic_fetch_add(&w->n_task_waiters, 1);
-        worker__kick(w);
     }
     pthread_mutex_unlock(&w->mu);
     if (rc)

@@ -46,43 +46,29 @@ int64_t worker__deadline_of(double t)
 
 /* ---- wake-ups ---- */
 
-/* Bump the progress word and wake whoever waits (mu held or not). */
-void worker__notify(worker *w)
+/* Bump the progress word and wake whoever waits but the `self` waiters
+   that bump it (mu held or not). */
+static void notify(worker *w, uint32_t self)
 {
-    atomic_fetch_add(&w->progress, 1);
-    if (atomic_load(&w->n_waiters))
-        worker__futex_wake(&w->progress, INT_MAX);
+    struct worker__wake *k = w->wake;
+
+    atomic_fetch_add(&k->progress, 1);
+    if (atomic_load(&k->n_waiters) > self)
+        worker__futex_wake(&k->progress, INT_MAX);
     if (w->wake_also) {
         atomic_fetch_add(w->wake_also, 1);
         worker__futex_wake(w->wake_also, INT_MAX);
     }
 }
 
-/* Wait (mu not held) until pred (evaluated under mu) holds or the deadline
-   (0: none). 0 or -ETIMEDOUT. */
-int worker__wait_for(worker *w, worker__pred_fn pred, void *arg,
-                     int64_t deadline_ns)
+void worker__notify(worker *w)
 {
-    int rc = 0;
+    notify(w, 0);
+}
 
-    atomic_fetch_add(&w->n_waiters, 1);
-    for (;;) {
-        uint32_t seq = atomic_load(&w->progress);
-        bool ok;
-
-        pthread_mutex_lock(&w->mu);
-        ok = pred(w, arg);
-        pthread_mutex_unlock(&w->mu);
-        if (ok)
-            break;
-        if (deadline_ns && worker__now_ns() >= deadline_ns) {
-            rc = -ETIMEDOUT;
-            break;
-        }
-        worker__futex_wait(&w->progress, seq, deadline_ns);
-    }
-    atomic_fetch_sub(&w->n_waiters, 1);
-    return rc;
+void worker__notify_others(worker *w)
+{
+    notify(w, 1);
 }
 
 void worker__kick(worker *w)

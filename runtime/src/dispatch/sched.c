@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sched.c — the scheduler thread, the single progress owner (dispatch.h).
+ * sched.c — the scheduler thread and its pass, which a waiter takes
+ * itself while the scheduler is parked (dispatch.h).
  *
  * It parks in one epoll set of the kick eventfd, the doorbell eventfd
  * (children ring it when it listens for their completions, wire/mailbox.h)
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "child/child.h"
@@ -280,9 +282,10 @@ static void pump_any(worker *w)
     }
 }
 
-/* Collect every completion, then dispatch. Returns true if a waiter
-   should wake. */
-static bool progress(worker *w, int64_t now)
+/* Collect every completion (with `controls`, the control commands too:
+   the scheduler's pass), then dispatch. Returns true if a waiter should
+   wake. */
+static bool progress(worker *w, int64_t now, bool controls)
 {
     bool wake = false;
     uint32_t pending_before = w->jobs_pending;
@@ -298,6 +301,8 @@ static bool progress(worker *w, int64_t now)
         if (c->n_inflight && worker__endpoint_collect(w, c) &&
             atomic_load(&w->n_task_waiters))
             wake = true;
+        if (!controls)
+            continue;
         if (c->ctl && c->ctl_issued && collect_ctl(w, c, now))
             wake = true;
         if (c->ctl && !c->ctl_issued) {
@@ -445,6 +450,68 @@ static void stop_listening(worker *w)
     atomic_thread_fence(memory_order_seq_cst);
 }
 
+/* See dispatch.h. Collect and dispatch until an arm-fence-look of every
+   ring in flight finds no completion: the rings are armed then, as the
+   parked scheduler needs them (with the waiters' flag while any waits). */
+bool worker__waiter_pass(worker *w)
+{
+    bool finished = false;
+
+    if (!w->sched_running || w->sched_stop || !w->sched_parked)
+        return false;
+    for (;;) {
+        finished |= progress(w, 0, false);
+        if (!listen_before_parking(w))
+            return finished;
+        stop_listening(w);
+    }
+}
+
+/* Wait (mu not held) until pred (evaluated under mu) holds or the deadline
+   (0: none). 0 or -ETIMEDOUT. While the scheduler is parked, the waiter
+   takes its pass itself (dispatch.h, "Waiting"). */
+int worker__wait_for(worker *w, worker__pred_fn pred, void *arg,
+                     int64_t deadline_ns)
+{
+    struct worker__wake *k = w->wake;
+    bool finished;
+    int rc;
+
+    atomic_fetch_add(&k->n_waiters, 1);
+    pthread_mutex_lock(&w->mu);
+    w->n_collectors++;
+    for (;;) {
+        /* Sampled before the pass arms `listen`: a child that completes
+           a task after the pass looked moves the word, and the wait
+           below returns at once. */
+        uint32_t seq = atomic_load(&k->progress);
+
+        finished = worker__waiter_pass(w);
+        if (pred(w, arg)) {
+            rc = 0;
+            break;
+        }
+        if (deadline_ns && worker__now_ns() >= deadline_ns) {
+            rc = -ETIMEDOUT;
+            break;
+        }
+        pthread_mutex_unlock(&w->mu);
+        if (finished)
+            worker__notify_others(w);
+        worker__futex_wait(&k->progress, seq, deadline_ns);
+        pthread_mutex_lock(&w->mu);
+    }
+    /* The last waiter leaves the completions to the scheduler again (the
+       pass arms `listen` for it alone). */
+    if (--w->n_collectors == 0)
+        finished |= worker__waiter_pass(w);
+    pthread_mutex_unlock(&w->mu);
+    atomic_fetch_sub(&k->n_waiters, 1);
+    if (finished)
+        worker__notify(w);
+    return rc;
+}
+
 static void *sched_main(void *arg)
 {
     worker *w = arg;
@@ -461,7 +528,7 @@ static void *sched_main(void *arg)
         int64_t wake_at;
         int n;
 
-        owed_notify |= progress(w, worker__now_ns());
+        owed_notify |= progress(w, worker__now_ns(), true);
         unwatch_gone(w);
         wake_at = next_ctl_deadline(w);
         if (listen_before_parking(w)) {
@@ -509,13 +576,19 @@ static void *sched_main(void *arg)
 
 int worker__dispatch_init(worker *w)
 {
-    int rc = pthread_mutex_init(&w->mu, NULL);
+    void *page;
+    int rc;
 
-    if (rc)
-        return -rc;
-    w->mu_ready = true;
     w->kick_fd = -1;
     w->sched_epfd = -1;
+    page = mmap(NULL, sizeof(*w->wake), PROT_READ | PROT_WRITE,
+                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED)
+        return -errno;
+    w->wake = page;
+    if ((rc = pthread_mutex_init(&w->mu, NULL)))
+        return -rc;
+    w->mu_ready = true;
     return 0;
 }
 
@@ -528,6 +601,9 @@ void worker__dispatch_destroy(worker *w)
     if (w->mu_ready)
         pthread_mutex_destroy(&w->mu);
     w->mu_ready = false;
+    if (w->wake)
+        munmap(w->wake, sizeof(*w->wake));
+    w->wake = NULL;
 }
 
 /* The scheduler's epoll set: both eventfds, edge-triggered (the head of

@@ -24,9 +24,10 @@ struct worker__child;
 struct worker__self {
     char role[WORKER__NAME_MAX]; /* "root", "next.1", "next.1/chip.0" */
     bool is_child;
-    pid_t ppid_before_fork;   /* pid of the parent, captured before fork */
-    int uplink_fd;            /* eventfd of the parent: ring after publishing */
-    worker__mailbox *mailbox; /* own mailbox, NULL in a root */
+    pid_t ppid_before_fork; /* pid of the parent, captured before fork */
+    int uplink_fd;          /* eventfd of the parent: ring after publishing */
+    struct worker__wake *uplink_wake; /* the parent's waiters (internal.h) */
+    worker__mailbox *mailbox;         /* own mailbox, NULL in a root */
     /* Set from the SIGTERM / SIGHUP handler (async-signal-safe). */
     volatile sig_atomic_t cancel;
     volatile sig_atomic_t parent_gone;

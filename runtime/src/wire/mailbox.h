@@ -142,7 +142,11 @@
  * and its own fence-then-look finds the completion. EACH is for
  * completions someone waits for one by one (a task waiter, a task of
  * another target that depends on this one, or tasks of several jobs in
- * one ring); BATCH wakes the scheduler once per batch.
+ * one ring); BATCH wakes the scheduler once per batch. With the WAITERS
+ * flag beside the level (threads of the parent are waiting, and collect
+ * completions themselves while the scheduler is parked), the child that
+ * takes the word rings no doorbell: it bumps the parent's progress word,
+ * in a page the parent shared before the fork, and futex-wakes it.
  *
  * Dependencies inside a ring. The parent may queue a task behind tasks it
  * depends on that are still in the same ring (they run first: one ring is
@@ -181,8 +185,8 @@ enum worker__mb_state {
 #define WORKER__MB_MAGIC 0x424d4b57u /* "WKMB" little-endian */
 /* 2: task and control overlays of args; 3: the fault word; 4: internal
    control commands from 0x100; 5: close_by_ns; 6: the task ring (slots,
-   blob area, parked, listen). */
-#define WORKER__MB_VERSION 6u
+   blob area, parked, listen); 7: listen's WAITERS flag. */
+#define WORKER__MB_VERSION 7u
 #define WORKER__MB_FRAME_SIZE 4096u
 #define WORKER__MB_FRAMES 1u /* the base frame */
 /* Tasks one child may have in flight: its batch at most. */
@@ -307,11 +311,16 @@ enum worker__mb_skip {
     WORKER__MB_SKIP_SHUTDOWN = 2,   /* the child was leaving on SHUTDOWN */
 };
 
-/* How a parked scheduler wants to hear of task completions (`listen`). */
+/* How a parked scheduler wants to hear of task completions (`listen`):
+   a level, and a flag for who is told. */
 enum worker__mb_listen {
     WORKER__MB_LISTEN_OFF = 0,   /* the scheduler is awake: no ring */
     WORKER__MB_LISTEN_BATCH = 1, /* ring once the ring is empty */
     WORKER__MB_LISTEN_EACH = 2,  /* ring at the next completion */
+    WORKER__MB_LISTEN_LEVEL = 3, /* the bits of the level */
+    /* Flag: threads of the parent wait and collect themselves; wake them
+       on the parent's progress word instead of ringing its doorbell. */
+    WORKER__MB_LISTEN_WAITERS = 4,
 };
 
 /* Internal control sub-commands, in their own range (the public ones,
