@@ -164,6 +164,8 @@ struct worker__child {
    between them (dispatch.h, "Waiting"). */
 struct worker__wake {
     _Atomic uint32_t progress; /* futex word, bumped on every completion */
+    /* Threads about to park or parked on it: whoever bumps it reads this
+       after the bump and wakes them only if any. */
     _Atomic uint32_t n_waiters;
 };
 
@@ -243,6 +245,9 @@ struct worker {
     /* Threads in worker__wait_for(): while any waits, a parked scheduler
        leaves task completions to them (dispatch.h, "Waiting"). */
     unsigned n_collectors;
+    /* This process may run on one CPU only (worker__on_one_cpu(), read
+       as the scheduler starts): a waiter yields once before it parks. */
+    bool one_cpu;
     _Atomic uint32_t n_task_waiters; /* worker_task_wait callers */
     /* Also bumped and woken on every completion (a next-level child's own
        mailbox bell, so its serve loop waits for the inner run and for the

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,14 @@ int worker__futex_wait(_Atomic uint32_t *word, uint32_t expected,
     if (r == 0 || errno == EAGAIN)
         return 0;
     return errno == ETIMEDOUT ? -ETIMEDOUT : -EINTR;
+}
+
+bool worker__on_one_cpu(void)
+{
+    cpu_set_t cpus;
+
+    return sched_getaffinity(0, sizeof(cpus), &cpus) == 0 &&
+           CPU_COUNT(&cpus) == 1;
 }
 
 void worker__futex_wake(_Atomic uint32_t *word, int n)

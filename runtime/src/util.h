@@ -7,6 +7,7 @@
 #define WORKER_UTIL_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +42,9 @@ int worker__parse_decimal(const char *s, size_t len, unsigned long long max,
 int worker__futex_wait(_Atomic uint32_t *word, uint32_t expected,
                        int64_t deadline_ns);
 void worker__futex_wake(_Atomic uint32_t *word, int n);
+/* True if this thread may run on one CPU only (taskset, a cpuset of one):
+   whoever it waits for cannot run while it spins, so it yields instead. */
+bool worker__on_one_cpu(void);
 
 /* ---- error text ---- */
 

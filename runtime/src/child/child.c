@@ -344,11 +344,7 @@ struct serve_ctx {
  */
 static int spin_budget(void)
 {
-    cpu_set_t cpus;
-
-    if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) == 1)
-        return 0;
-    return 200;
+    return worker__on_one_cpu() ? 0 : 200;
 }
 
 /*

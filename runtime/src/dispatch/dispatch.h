@@ -51,9 +51,11 @@
  *
  * Waiting. Whoever waits (worker_wait, worker_task_wait, a control caller,
  * close's drain) parks on the `progress` futex word, which the scheduler
- * bumps after completions; a waiter counts itself in n_waiters before it
- * samples the word, and whoever bumps it reads n_waiters after the bump,
- * so a wake-up is never lost and no syscall is made when nobody waits.
+ * bumps after completions. A waiter samples the word before it looks at
+ * what it waits for, and counts itself in n_waiters before it parks (the
+ * futex compares the word then); whoever bumps the word reads n_waiters
+ * after the bump, so a wake-up is never lost and no syscall is made when
+ * nobody is parked.
  * A waiter does not leave its completions to a parked scheduler: while
  * any waits (n_collectors), a waiter that finds the scheduler parked takes
  * its pass under mu (collects every ring's task completions, refills the
@@ -202,8 +204,6 @@ int worker__check_timeout(double t);   /* 0 or -EINVAL */
 int64_t worker__deadline_of(double t); /* absolute ns; 0: none */
 /* Bump the progress word and wake whoever waits (mu held or not). */
 void worker__notify(worker *w);
-/* The same from a thread counted among the waiters (it wakes not itself). */
-void worker__notify_others(worker *w);
 void worker__kick(worker *w); /* mu held */
 void worker__job_free_now(worker_job *job);
 void worker__job_unlink(worker *w, worker_job *job);

@@ -46,29 +46,18 @@ int64_t worker__deadline_of(double t)
 
 /* ---- wake-ups ---- */
 
-/* Bump the progress word and wake whoever waits but the `self` waiters
-   that bump it (mu held or not). */
-static void notify(worker *w, uint32_t self)
+/* Bump the progress word and wake whoever waits (mu held or not). */
+void worker__notify(worker *w)
 {
     struct worker__wake *k = w->wake;
 
     atomic_fetch_add(&k->progress, 1);
-    if (atomic_load(&k->n_waiters) > self)
+    if (atomic_load(&k->n_waiters))
         worker__futex_wake(&k->progress, INT_MAX);
     if (w->wake_also) {
         atomic_fetch_add(w->wake_also, 1);
         worker__futex_wake(w->wake_also, INT_MAX);
     }
-}
-
-void worker__notify(worker *w)
-{
-    notify(w, 0);
-}
-
-void worker__notify_others(worker *w)
-{
-    notify(w, 1);
 }
 
 void worker__kick(worker *w)

@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -469,15 +470,16 @@ bool worker__waiter_pass(worker *w)
 
 /* Wait (mu not held) until pred (evaluated under mu) holds or the deadline
    (0: none). 0 or -ETIMEDOUT. While the scheduler is parked, the waiter
-   takes its pass itself (dispatch.h, "Waiting"). */
+   takes its pass itself (dispatch.h, "Waiting"). On one CPU it yields
+   once before it parks, as an idle child does (child.c): the child it
+   waits for runs then, and neither side sleeps. */
 int worker__wait_for(worker *w, worker__pred_fn pred, void *arg,
                      int64_t deadline_ns)
 {
     struct worker__wake *k = w->wake;
-    bool finished;
+    bool finished, yielded = false;
     int rc;
 
-    atomic_fetch_add(&k->n_waiters, 1);
     pthread_mutex_lock(&w->mu);
     w->n_collectors++;
     for (;;) {
@@ -497,8 +499,17 @@ int worker__wait_for(worker *w, worker__pred_fn pred, void *arg,
         }
         pthread_mutex_unlock(&w->mu);
         if (finished)
-            worker__notify_others(w);
-        worker__futex_wait(&k->progress, seq, deadline_ns);
+            worker__notify(w);
+        if (w->one_cpu && !yielded) {
+            sched_yield();
+            yielded = true;
+        } else {
+            /* Counted before the futex compares the word: whoever bumps
+               it after reads the count after the bump (dispatch.h). */
+            atomic_fetch_add(&k->n_waiters, 1);
+            worker__futex_wait(&k->progress, seq, deadline_ns);
+            atomic_fetch_sub(&k->n_waiters, 1);
+        }
         pthread_mutex_lock(&w->mu);
     }
     /* The last waiter leaves the completions to the scheduler again (the
@@ -506,7 +517,6 @@ int worker__wait_for(worker *w, worker__pred_fn pred, void *arg,
     if (--w->n_collectors == 0)
         finished |= worker__waiter_pass(w);
     pthread_mutex_unlock(&w->mu);
-    atomic_fetch_sub(&k->n_waiters, 1);
     if (finished)
         worker__notify(w);
     return rc;
@@ -660,6 +670,7 @@ int worker__sched_start(worker *w)
     }
     w->sched_stop = false;
     w->sched_parked = false;
+    w->one_cpu = worker__on_one_cpu();
     /* The thread is born with every signal blocked: handlers (the child's
        SIGTERM/SIGHUP, the fixture's budget signal) run on other threads. */
     sigfillset(&all);
