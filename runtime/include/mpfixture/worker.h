@@ -28,10 +28,13 @@
  * chips (kernels by id over simulated device memory) and to next-level
  * workers (by the stable id worker_add_child() returned; the child runs an
  * orchestration function registered on it, against its own subtree). One
- * scheduler thread per READY worker, started after the last fork, is the
- * only progress owner: it fills each child's ring of task slots, collects
- * TASK_DONE, and watches every child through its pidfd, so a child that
- * dies mid-task fails its run at once with its wait status. A child serves
+ * scheduler thread per READY worker, started after the last fork, owns
+ * progress: it fills each child's ring of task slots, collects TASK_DONE,
+ * and watches every child through its pidfd, so a child that dies
+ * mid-task fails its run at once with its wait status. While it is parked,
+ * a thread waiting for a run takes that pass in its place, under the same
+ * lock (one owner at a time), and the child that completes the task wakes
+ * that thread directly: a round trip is two hand-offs. A child serves
  * every task its ring holds per wake-up, and is woken only when it parked
  * on an empty ring. Tasks to one
  * target run in submission order; a failed task poisons its dependents;
