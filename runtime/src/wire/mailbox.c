@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -12,6 +14,21 @@
 
 #include "util.h"
 #include "mailbox.h"
+
+/* Whether the kernel can populate a shared mapping on demand
+   (MADV_POPULATE_WRITE, Linux 5.14): an empty range asks without doing
+   anything. Asked once a process; threads that race ask twice, alike. */
+static bool can_populate(const void *mapped)
+{
+    static _Atomic int known = -1;
+    int v = atomic_load_explicit(&known, memory_order_relaxed);
+
+    if (v < 0) {
+        v = madvise((void *)mapped, 0, MADV_POPULATE_WRITE) == 0;
+        atomic_store_explicit(&known, v, memory_order_relaxed);
+    }
+    return v;
+}
 
 int worker__mailbox_create(const char *name, worker__mailbox **ret)
 {
@@ -37,10 +54,9 @@ int worker__mailbox_create(const char *name, worker__mailbox **ret)
        the ring's first page, which the child looks at from its start (to
        read a page of a tmpfs allocates it). The rest at the first task
        (worker__mailbox_have_ring), where the kernel can populate on
-       demand (an empty range asks whether it can); else now too. */
-    off_t now = madvise(p, 0, MADV_POPULATE_WRITE) == 0
-                    ? WORKER__MB_RING_OFF + 4096
-                    : WORKER__MAILBOX_SIZE;
+       demand; else now too. */
+    off_t now = can_populate(p) ? WORKER__MB_RING_OFF + 4096
+                                : WORKER__MAILBOX_SIZE;
     rc = posix_fallocate(fd, 0, now);
     if (rc != 0) {
         rc = -rc;
