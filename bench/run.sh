@@ -88,7 +88,7 @@ N=$nof/bin
 pin=$(( $(nproc) - 1 ))
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-  cases=300 case_rounds=3 groups=50 shm_cases=200 shm_rounds=2 create_rounds=3 tree_rounds=4 corpus_rounds=3
+  cases=300 case_rounds=3 groups=50 group_rounds=3 shm_cases=200 shm_rounds=2 create_rounds=3 tree_rounds=4 corpus_rounds=3
   adapter_rounds=3
   rtt_blocks=4 rtt_block=500 frtt_rounds=4 tput_rounds=3 tput_m=1000 idle_s=0.5
 else
@@ -96,7 +96,12 @@ else
   # between the kernel's RCU batches that free unlinked inodes (0.4-1 ms
   # on whichever side runs then): nine rounds put the median anywhere in
   # 1.06-1.30, 31 within 1.18-1.24 (six runs each, bench/README.md).
-  cases=2000 case_rounds=11 groups=300 shm_cases=1000 shm_rounds=9 create_rounds=31 tree_rounds=61
+  # group_rounds, shm_rounds: a round's figure moves with the machine (a
+  # fork's cost steps between 130 and 190 us within a run; a round of
+  # 1,000 guarded cases reads 8.1 or 9.6-12.4 us a case): with 11 and 9
+  # rounds the medians of three runs in a row spread 0.380-0.458 and
+  # 0.865-1.020 (bench/README.md); a round lasts 63 ms and 9 ms.
+  cases=2000 case_rounds=11 groups=300 group_rounds=31 shm_cases=1000 shm_rounds=21 create_rounds=31 tree_rounds=61
   adapter_rounds=11
   rtt_blocks=12 rtt_block=2000 frtt_rounds=61 tput_rounds=11 tput_m=5000 idle_s=2
 fi
@@ -121,7 +126,7 @@ phase() {
 )
   {
     "$B/bench_case_overhead" "$cases" "$case_rounds"
-    "$B/bench_case_overhead" group "$groups" "$case_rounds"
+    "$B/bench_case_overhead" group "$groups" "$group_rounds"
     "$B/bench_case_overhead" shm "$shm_cases" "$shm_rounds" 0 100 1000 10000
     "$B/bench_case_overhead" create "$shm_cases" "$create_rounds"
     "$B/bench_tree" drive "$tree_rounds" "${tree_cases[@]}"
