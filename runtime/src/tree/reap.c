@@ -66,31 +66,42 @@ reaped:
 }
 
 /* Reap every child of the set that exits before the deadline. Returns the
-   number still unreaped. */
+   number still unreaped. Every child is tried once; then only those whose
+   exit descriptor turned readable (all again after an EINTR): a pass over
+   the whole set at each exit made a set of n children cost n * n waitid
+   peeks. */
 size_t worker__wait_reap(worker *w, struct worker__child **set, size_t n,
                          int64_t deadline)
 {
     struct pollfd pfd[WORKER__TREE_MAX_WAIT];
-    size_t left;
+    struct worker__child *who[WORKER__TREE_MAX_WAIT];
+    size_t left = n, blocked = 0;
+    int ready = -1; /* as after an EINTR: try them all */
 
+    memcpy(who, set, n * sizeof(*who));
     for (;;) {
-        size_t blocked = 0;
+        size_t kept = 0;
 
-        left = 0;
-        for (size_t i = 0; i < n; i++) {
-            set[i]->reap_blocked = false;
-            if (worker__try_reap(w, set[i]))
-                continue;
-            if (set[i]->reap_blocked) {
-                /* Exited but held by a fault: polling its readable pidfd
-                   would spin. It stays unreaped for this wait. */
-                blocked++;
-                continue;
+        for (size_t i = 0; i < left; i++) {
+            struct worker__child *c = who[i];
+
+            if (ready < 0 || pfd[i].revents) {
+                c->reap_blocked = false;
+                if (worker__try_reap(w, c))
+                    continue;
+                if (c->reap_blocked) {
+                    /* Exited but held by a fault: polling its readable
+                       pidfd would spin. It stays unreaped for this wait. */
+                    blocked++;
+                    continue;
+                }
             }
-            pfd[left].fd = set[i]->pidfd;
-            pfd[left].events = POLLIN;
-            left++;
+            pfd[kept].fd = c->pidfd;
+            pfd[kept].events = POLLIN;
+            pfd[kept].revents = 0;
+            who[kept++] = c;
         }
+        left = kept;
         if (left == 0)
             return blocked;
         int64_t now = worker__now_ns();
@@ -98,7 +109,7 @@ size_t worker__wait_reap(worker *w, struct worker__child **set, size_t n,
             return left + blocked;
         struct timespec ts = { (deadline - now) / 1000000000,
                                (deadline - now) % 1000000000 };
-        ppoll(pfd, left, &ts, NULL); /* EINTR: re-scan */
+        ready = ppoll(pfd, left, &ts, NULL); /* EINTR: try them all */
     }
 }
 
