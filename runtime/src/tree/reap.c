@@ -78,7 +78,8 @@ size_t worker__wait_reap(worker *w, struct worker__child **set, size_t n,
     size_t left = n, blocked = 0;
     int ready = -1; /* as after an EINTR: try them all */
 
-    memcpy(who, set, n * sizeof(*who));
+    for (size_t i = 0; i < n; i++)
+        who[i] = set[i];
     for (;;) {
         size_t kept = 0;
 
