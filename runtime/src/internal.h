@@ -233,7 +233,8 @@ struct worker {
      * endpoint fields of the children are guarded by mu. */
     pthread_mutex_t mu;
     bool mu_ready;
-    bool sched_running; /* the scheduler thread exists */
+    bool sched_running; /* dispatch open: from READY until the close */
+    bool sched_thread;  /* the scheduler thread exists (first run on) */
     bool sched_stop;    /* asked to stop */
     bool sched_parked;  /* in epoll_wait: a submitter must kick */
     pthread_t sched;

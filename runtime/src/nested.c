@@ -77,6 +77,11 @@ int worker__nested_run(worker *n, worker__mailbox *mb, uint64_t callable,
                  (unsigned long long)callable);
         return -EINVAL;
     }
+    /* The nested scheduler thread starts with the first inner run. */
+    if ((rc = worker__sched_start(n))) {
+        worker__fmt(m, msize, "%s", n->last_error);
+        return rc;
+    }
     if (len && !(copy = malloc(len))) {
         snprintf(m, msize, "out of memory");
         return -ENOMEM;

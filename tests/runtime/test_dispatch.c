@@ -3,7 +3,8 @@
  * test_dispatch.c — running work on a tree (runtime part 2, issue 4):
  * vector add over simulated chips and their device memory, ordering and
  * dependencies, a child dying mid-task (seen through its pidfd, not a
- * liveness period), close() draining runs, and an idle tree that parks.
+ * liveness period) or before the first run, close() draining runs, and an
+ * idle tree that parks.
  * Every case under the fixture's guard.
  */
 #include <stdarg.h>
@@ -570,6 +571,98 @@ static void chip_sigsegv_mid_task_fails_the_run_within_100ms(void **state)
     chip_crashing_mid_task(SIGSEGV, "killed by signal 11 (SEGV)");
 }
 
+/* ---- a tree that has not run yet ---- */
+
+/* Threads of this process: the entries of /proc/self/task. */
+static unsigned threads_of_self(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    unsigned n = 0;
+
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Chip `index` of w killed from outside, and dead (not reaped: the
+   worker's exit descriptor sees it) when this returns. */
+static pid_t kill_chip_and_wait_for_its_death(worker *w, unsigned index)
+{
+    pid_t pid = rt_child_pid(w, WORKER_CHILD_CHIP, index);
+    siginfo_t si;
+
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    memset(&si, 0, sizeof si);
+    assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+    assert_int_equal(si.si_pid, pid);
+    return pid;
+}
+
+/* The scheduler thread comes with the first run: a tree that is started
+   and closed runs none, and the one a run started ends with the close. */
+static void a_tree_runs_its_scheduler_thread_from_its_first_run(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    struct one_kernel k = { 0, WORKER_KERNEL_NOOP, 0 };
+    unsigned before = threads_of_self();
+    worker *w = up_tree("L3{chip*2}", &o, &t);
+
+    assert_int_equal(threads_of_self(), before);
+    assert_int_equal(worker_run(w, one_kernel_orch, &k), 0);
+    assert_int_equal(threads_of_self(), before + 1);
+    assert_int_equal(worker_run(w, one_kernel_orch, &k), 0);
+    assert_int_equal(threads_of_self(), before + 1);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_int_equal(threads_of_self(), before);
+
+    (void)up_tree("L3{chip*2}", &o, &t);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_int_equal(threads_of_self(), before);
+}
+
+/* A chip that died while the tree was idle, before any run: the first
+   run that names it fails at once as one naming a chip known dead does
+   (the scheduler that starts with that run looks for exits first); the
+   other chip serves; the close reports the chip as exited, by SIGKILL. */
+static void a_chip_dead_before_the_first_run_fails_it_as_gone(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    struct one_kernel k = { 1, WORKER_KERNEL_NOOP, 0 };
+    char want[96];
+    worker *w = up_tree("L3{chip*2}", &o, &t);
+    pid_t pid = kill_chip_and_wait_for_its_death(w, 1);
+
+    assert_int_equal(worker_run(w, one_kernel_orch, &k), -EIO);
+    snprintf(want, sizeof(want), "chip dev=1: child process pid %d is gone",
+             (int)pid);
+    assert_contains(worker_last_error(w), want);
+    assert_contains(worker_last_error(w), "killed by signal 9 (KILL)");
+    k.chip = 0;
+    assert_int_equal(worker_run(w, one_kernel_orch, &k), 0);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_close_reports_exited(w, WORKER_CHILD_CHIP, 1, SIGKILL);
+}
+
+/* A tree never run has no scheduler thread to see a chip die: its close
+   still reports the chip as exited by SIGKILL, not as one that left
+   after SHUTDOWN. */
+static void
+a_chip_dead_in_a_tree_never_run_is_reported_exited_by_close(void **state)
+{
+    mpfw_tree *t;
+    mpfw_options o = rt_fast_options();
+    worker *w = up_tree("L3{chip*2}", &o, &t);
+
+    kill_chip_and_wait_for_its_death(w, 0);
+    assert_int_equal(mpfw_tree_close(t), 0);
+    assert_close_reports_exited(w, WORKER_CHILD_CHIP, 0, SIGKILL);
+    assert_contains(worker_last_error(w), "chip 0 (pid");
+}
+
 /* Killed from outside while held inside its task: from the kill to the
    failed wait within 100 ms. */
 static void
@@ -1091,6 +1184,11 @@ int main(void)
         mpfw_unit_test(chip_sigsegv_mid_task_fails_the_run_within_100ms, 5000),
         mpfw_unit_test(
             chip_killed_from_outside_mid_task_fails_the_run_within_100ms, 5000),
+        mpfw_unit_test(a_tree_runs_its_scheduler_thread_from_its_first_run,
+                       5000),
+        mpfw_unit_test(a_chip_dead_before_the_first_run_fails_it_as_gone, 5000),
+        mpfw_unit_test(
+            a_chip_dead_in_a_tree_never_run_is_reported_exited_by_close, 5000),
         mpfw_unit_test(
             next_level_child_dying_mid_run_fails_the_run_within_100ms, 5000),
         mpfw_unit_test(sub_dying_in_its_callable_fails_the_run_with_its_status,

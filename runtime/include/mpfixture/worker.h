@@ -28,7 +28,8 @@
  * chips (kernels by id over simulated device memory) and to next-level
  * workers (by the stable id worker_add_child() returned; the child runs an
  * orchestration function registered on it, against its own subtree). One
- * scheduler thread per READY worker, started after the last fork, owns
+ * scheduler thread per READY worker, started by its first run, control or
+ * device call (a worker that is only started and closed runs none), owns
  * progress: it fills each child's ring of task slots, collects TASK_DONE,
  * and watches every child through its pidfd, so a child that dies
  * mid-task fails its run at once with its wait status. While it is parked,
@@ -499,8 +500,10 @@ int worker_run(worker *w, worker_orch_fn fn, void *arg);
  * returned, with its tasks in flight. *ret gets the job handle (free it
  * with worker_job_free()). Returns 0; fn's own non-zero code (the tasks it
  * submitted still run; *ret untouched); -EPERM (NEW: not initialized;
- * FAILED), -ESHUTDOWN (CLOSED); or, when it waited for an init in progress
- * that failed, that init's original code.
+ * FAILED), -ESHUTDOWN (CLOSED); -EAGAIN (the worker's first run, control
+ * or device call could not start its scheduler thread; nothing was
+ * submitted, the next call tries again); or, when it waited for an init
+ * in progress that failed, that init's original code.
  */
 int worker_submit(worker *w, worker_orch_fn fn, void *arg, worker_job **ret);
 

@@ -15,6 +15,16 @@
  *   devmem.c   device memory of the chips, from the parent's side: control
  *              commands, and the regions it knows of (under `mu`)
  *
+ * The scheduler thread's lifetime. Dispatch opens as the epoch ends (the
+ * kick eventfd and the epoll set of the exit descriptors are made by init,
+ * so a caller's test case never sees a descriptor of the worker born in
+ * it); the thread starts with the first run, control or device call
+ * (worker__sched_start), so a tree that is only started and closed runs
+ * no thread: that is half of what a thread costs such a tree (its
+ * creation, and the kick and the join that end it, each a wake-up across
+ * CPUs). Deaths before that are not missed: the start, and a close with
+ * no thread, look at the set once and mark the children found gone.
+ *
  * Threads and ownership. An orchestration function runs on its caller's
  * thread and enqueues: under the worker's `mu` it appends tasks to the
  * FIFO of their target (or to the WORKER_ANY queue). Each child has a ring
@@ -224,7 +234,16 @@ void worker__task_mark_awaited(worker *w, const struct worker__task *t);
 /* Set up the dispatch state of a worker (mutex). 0 or -errno. */
 int worker__dispatch_init(worker *w);
 void worker__dispatch_destroy(worker *w);
-/* Start the scheduler thread: after the last fork of the epoch. */
+/* Open dispatch after the last fork of the epoch: the kick and the epoll
+   set of the exit descriptors, made while the caller (init) owns them, so
+   that no descriptor of the worker is born later in a caller's test case.
+   0 or -errno (error set). */
+int worker__sched_open(worker *w);
+/* Start the scheduler thread if dispatch is open and it does not run yet:
+   at the first run, control or device call (worker__admit, a nested run),
+   so a tree that is started and closed never runs one. Children that
+   died while none watched are marked dead first. 0, or -errno with the
+   error set (the thread could not be created; a later call tries again). */
 int worker__sched_start(worker *w);
 /* Stop and join it; controls in flight fail with -ESHUTDOWN. With
    `abandon`, queued and in-flight tasks fail too (forced teardown). */

@@ -68,7 +68,9 @@ int worker__admit(worker *w, const char *what)
         rc = -EINPROGRESS;
     }
     pthread_mutex_unlock(&w->lock);
-    return rc;
+    /* Admitted: the scheduler thread runs from the first run, control or
+       device call of a READY worker on. */
+    return rc ? rc : worker__sched_start(w);
 }
 
 /* ---- registration ---- */

@@ -522,6 +522,36 @@ int worker__wait_for(worker *w, worker__pred_fn pred, void *arg,
     return rc;
 }
 
+/* The exit descriptors among the n events of the set: each child that has
+   exited is marked dead (mu held). A kick or a ring needs nothing here:
+   the pass that follows looks at every ring. */
+static void note_exits(worker *w, const struct epoll_event *ev, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct worker__child *c;
+        int status;
+
+        if (ev[i].data.u64 < WATCH_CHILD)
+            continue;
+        c = &w->children[ev[i].data.u64 - WATCH_CHILD];
+        if (c->watched && !c->dead && worker__child_exited(c, &status)) {
+            mark_dead(w, c, status);
+            worker__notify(w);
+        }
+    }
+}
+
+/* Exits that happened while no scheduler thread watched (mu held): one
+   look at the set, without waiting, and every child found gone is marked
+   dead, as a running scheduler would have marked it when it died. */
+static void look_for_exits(worker *w)
+{
+    struct epoll_event ev[2 + WORKER_MAX_CHILDREN];
+    int n = epoll_wait(w->sched_epfd, ev, (int)(sizeof(ev) / sizeof(ev[0])), 0);
+
+    note_exits(w, ev, n);
+}
+
 static void *sched_main(void *arg)
 {
     worker *w = arg;
@@ -563,18 +593,7 @@ static void *sched_main(void *arg)
         pthread_mutex_lock(&w->mu);
         w->sched_parked = false;
         stop_listening(w);
-        for (int i = 0; i < n; i++) {
-            struct worker__child *c;
-            int status;
-
-            if (ev[i].data.u64 < WATCH_CHILD)
-                continue; /* a kick or a ring: the pass looks at all */
-            c = &w->children[ev[i].data.u64 - WATCH_CHILD];
-            if (c->watched && !c->dead && worker__child_exited(c, &status)) {
-                mark_dead(w, c, status);
-                worker__notify(w);
-            }
-        }
+        note_exits(w, ev, n);
     }
     pthread_mutex_unlock(&w->mu);
     if (owed_notify)
@@ -656,9 +675,8 @@ fail:
     return rc;
 }
 
-int worker__sched_start(worker *w)
+int worker__sched_open(worker *w)
 {
-    sigset_t all, old;
     int rc;
 
     if ((rc = worker__eventfd(w, &w->kick_fd)))
@@ -671,6 +689,22 @@ int worker__sched_start(worker *w)
     w->sched_stop = false;
     w->sched_parked = false;
     w->one_cpu = worker__on_one_cpu();
+    w->sched_running = true;
+    return 0;
+}
+
+int worker__sched_start(worker *w)
+{
+    sigset_t all, old;
+    int rc = 0;
+
+    pthread_mutex_lock(&w->mu);
+    if (!w->sched_running || w->sched_stop || w->sched_thread)
+        goto out; /* closed (the caller's next step says so), or running */
+    /* What died while the tree was idle is known before the first task is
+       queued: a run that names a dead child fails at once, as it would
+       have with a scheduler watching since READY. */
+    look_for_exits(w);
     /* The thread is born with every signal blocked: handlers (the child's
        SIGTERM/SIGHUP, the fixture's budget signal) run on other threads. */
     sigfillset(&all);
@@ -678,14 +712,14 @@ int worker__sched_start(worker *w)
     rc = pthread_create(&w->sched, NULL, sched_main, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc) {
-        close(w->kick_fd);
-        w->kick_fd = -1;
-        unwatch_all(w);
         worker__set_error(w, "scheduler thread: %s", strerror(rc));
-        return -rc;
+        rc = -rc;
+        goto out;
     }
-    w->sched_running = true;
-    return 0;
+    w->sched_thread = true;
+out:
+    pthread_mutex_unlock(&w->mu);
+    return rc;
 }
 
 static void fail_queue(worker *w, struct worker__task **head,
@@ -701,26 +735,31 @@ static void fail_queue(worker *w, struct worker__task **head,
 
 void worker__sched_stop(worker *w, bool abandon)
 {
-    bool running;
+    bool thread;
 
     if (!w->mu_ready)
         return;
     pthread_mutex_lock(&w->mu);
-    running = w->sched_running;
-    if (running) {
+    w->sched_stop = true; /* no thread starts from here on */
+    thread = w->sched_thread;
+    if (thread) {
         uint64_t one = 1;
-        ssize_t n;
+        ssize_t n = write(w->kick_fd, &one, sizeof(one));
 
-        w->sched_stop = true;
-        n = write(w->kick_fd, &one, sizeof(one));
         (void)n;
     }
     pthread_mutex_unlock(&w->mu);
-    if (running)
+    if (thread)
         pthread_join(w->sched, NULL);
 
     pthread_mutex_lock(&w->mu);
+    /* A tree never run has had no thread to watch it: the teardown's
+       report names a child that died meanwhile as the scheduler would
+       have (exited, not left after SHUTDOWN). */
+    if (w->sched_running && !thread)
+        look_for_exits(w);
     w->sched_running = false;
+    w->sched_thread = false;
     w->sched_parked = false;
     for (size_t i = 0; i < w->n_children; i++) {
         struct worker__child *c = &w->children[i];

@@ -220,8 +220,9 @@ int worker__start(worker *w)
         rc = -ETIMEDOUT;
         goto fail;
     }
-    /* The first thread of the tree: after the last fork of the epoch. */
-    if ((rc = worker__sched_start(w)))
+    /* Dispatch opens after the last fork of the epoch (its thread starts
+       with the first run: worker__sched_start). */
+    if ((rc = worker__sched_open(w)))
         goto fail;
     return 0;
 
