@@ -1588,9 +1588,10 @@ static unsigned count_pidfds(pid_t pid)
 }
 
 /* Every child maps its own mailbox and no sibling's, and holds none of the
-   pidfds its parent had opened for the siblings forked before it: the last
-   of four chips, forked when its parent held three pidfds and four
-   mailboxes. */
+   pidfds its parent had opened for the siblings forked before it, in its
+   own group (the last of four chips, forked when its parent held five
+   pidfds and six mailboxes) or in an earlier one (the two subs, forked
+   before the chips: the second holds nothing of the first). */
 static void children_hold_nothing_of_their_siblings(void **state)
 {
     mpfw_tree *t;
@@ -1598,7 +1599,7 @@ static void children_hold_nothing_of_their_siblings(void **state)
     char own[160];
     pid_t pids[4] = { 0, 0, 0, 0 };
 
-    assert_int_equal(mpfw_tree_spin_up(&t, "L3{chip*4}", &o), 0);
+    assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub*2,chip*4}", &o), 0);
     const char *prefix = worker_shm_prefix(mpfw_tree_root(t));
     assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_CHIP,
                                        pids, 4),
@@ -1608,6 +1609,15 @@ static void children_hold_nothing_of_their_siblings(void **state)
         snprintf(own, sizeof(own), "%schip-%u", prefix, i);
         assert_int_equal(count_in_maps(pids[i], prefix), 2);
         assert_int_equal(count_in_maps(pids[i], own), 2);
+        assert_int_equal(count_pidfds(pids[i]), 0);
+    }
+    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_SUB,
+                                       pids, 2),
+                     2);
+    for (unsigned i = 0; i < 2; i++) {
+        snprintf(own, sizeof(own), "%ssub-%u", prefix, i);
+        assert_int_equal(count_in_maps(pids[i], prefix), 1);
+        assert_int_equal(count_in_maps(pids[i], own), 1);
         assert_int_equal(count_pidfds(pids[i]), 0);
     }
 }

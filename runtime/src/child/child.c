@@ -190,36 +190,51 @@ static int run_script(const worker_script *s, worker_child_kind kind, char *msg,
     return 0;
 }
 
-/* Forget the parent's other children. Their mailboxes were never copied
-   into us (the parent marks each one MADV_DONTFORK right after the fork of
-   its owner, so only our own came along; worker__mailbox_keep_from_forks);
-   their pidfds were, and are none of our business. The parent opens the
-   pidfds one after the other, so they are normally consecutive descriptor
-   numbers: each run of consecutive numbers goes in one close_range(2),
-   instead of one close(2) a sibling. The entries are not written (a write
-   would copy their pages): n_children = 0 makes them unreachable. */
-static void forget_siblings(worker *parent, const struct worker__child *self)
+/* The exit descriptors of siblings being forgotten, gathered in runs of
+   consecutive numbers: the parent opens them one after the other, so
+   each run goes in one close_range(2), not one close(2) a sibling. */
+struct fd_runs {
+    int first, last;
+};
+
+/* Forget one sibling: its mailbox, if it came along, and its exit
+   descriptor (none of our business). */
+static void forget_sibling(struct fd_runs *r, worker__mailbox *mb, bool kept,
+                           int fd)
 {
-    int first = -1, last = -1;
+    if (mb && !kept)
+        worker__mailbox_unmap(mb);
+    if (fd < 0)
+        return;
+    if (r->first >= 0 && fd == r->last + 1) {
+        r->last = fd;
+        return;
+    }
+    if (r->first >= 0)
+        worker__procfd_close_range(r->first, r->last);
+    r->first = r->last = fd;
+}
+
+/* Forget the parent's other children: those of its earlier groups (their
+   records) and the earlier ones of ours (the parent's group[] as it was
+   at our fork: child.h). Their mailboxes were never copied into us (the
+   parent marks each one MADV_DONTFORK right after the fork of its owner,
+   so only our own came along; worker__mailbox_keep_from_forks); their
+   exit descriptors were. The records are not written (a write would copy
+   their pages): n_children = 0 makes them unreachable. */
+static void forget_siblings(worker *parent, const struct worker__spawned *group,
+                            size_t at)
+{
+    struct fd_runs r = { -1, -1 };
 
     for (size_t i = 0; i < parent->n_children; i++) {
         const struct worker__child *c = &parent->children[i];
-        if (c == self)
-            continue;
-        if (c->mb && !c->mb_kept_from_forks)
-            worker__mailbox_unmap(c->mb);
-        if (c->pidfd < 0)
-            continue;
-        if (first >= 0 && c->pidfd == last + 1) {
-            last = c->pidfd;
-            continue;
-        }
-        if (first >= 0)
-            worker__procfd_close_range(first, last);
-        first = last = c->pidfd;
+        forget_sibling(&r, c->mb, c->mb_kept_from_forks, c->pidfd);
     }
-    if (first >= 0)
-        worker__procfd_close_range(first, last);
+    for (size_t i = 0; i < at; i++)
+        forget_sibling(&r, group[i].mb, group[i].mb_kept, group[i].pidfd);
+    if (r.first >= 0)
+        worker__procfd_close_range(r.first, r.last);
     parent->n_children = 0;
     /* A nested parent's own uplink (to our grandparent) is not ours. */
     if (worker__self.uplink_fd >= 0 &&
@@ -677,7 +692,8 @@ void worker__child_signals_to_reset(sigset_t *set)
 }
 
 _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
-                                  pid_t ppid_before_fork)
+                                  const struct worker__spawned *group,
+                                  size_t at, pid_t ppid_before_fork)
 {
     struct setup_state st;
     char msg[WORKER_ERROR_MAX];
@@ -700,7 +716,10 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
     worker__self.parent_gone = 0;
     worker__self.ppid_before_fork = ppid_before_fork;
     worker__self.doorbell_fd = -1;
-    forget_siblings(parent, c);
+    /* Our record, in our copy: the parent puts the fork's outcome in it
+       after the group's last fork (tree/fork.c). */
+    c->mb = group[at].mb;
+    forget_siblings(parent, group, at);
     worker__self.uplink_fd = parent->doorbell_fd;
     worker__self.uplink_wake = parent->wake;
     worker__self.mailbox = c->mb;

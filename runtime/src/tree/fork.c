@@ -20,8 +20,26 @@
 #include "proc/proc.h"
 #include "tree.h"
 
-static int spawn(worker *w, struct worker__child *c)
+/* What the fork of c gave, into its record. */
+static void spawned_to_record(const struct worker__spawned *s,
+                              struct worker__child *c)
 {
+    c->mb = s->mb;
+    c->pid = s->pid;
+    c->cstate = WORKER__C_INIT;
+    c->mb_kept_from_forks = s->mb_kept;
+    c->leader = s->leader;
+    c->pidfd = s->pidfd;
+}
+
+/* Fork child c, the group's entry `at` (child/child.h: struct worker__spawned).
+   On success what the fork gave (the mailbox, the pid, the exit
+   descriptor) is in group[at], not yet in c: see fork_group. On failure
+   c says what there is to undo, and the spawn has undone it. */
+static int spawn(worker *w, struct worker__child *c,
+                 struct worker__spawned *group, size_t at)
+{
+    struct worker__spawned *out = &group[at];
     char msg[WORKER_ERROR_MAX];
     sigset_t all, old;
     pid_t pid, self;
@@ -32,12 +50,11 @@ static int spawn(worker *w, struct worker__child *c)
                           worker_child_kind_name(c->kind), c->index, msg);
         return rc;
     }
-    if ((rc = worker__mailbox_create(c->shm_name, &c->mb))) {
+    if ((rc = worker__mailbox_create(c->shm_name, &out->mb))) {
         worker__set_error(w, "mailbox %s: %s", c->shm_name, strerror(-rc));
         c->shm_name[0] = '\0';
         return rc;
     }
-    c->mb_ring_had = false;
     if (c->kind == WORKER_CHILD_NEXT) {
         worker *n = c->nested;
         double own = n->opt.startup_timeout_s;
@@ -67,7 +84,7 @@ static int spawn(worker *w, struct worker__child *c)
     self = getpid();
     pid = fork();
     if (pid == 0)
-        worker__child_main(w, c, self); /* never returns */
+        worker__child_main(w, c, group, at, self); /* never returns */
     rc = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
@@ -78,19 +95,19 @@ static int spawn(worker *w, struct worker__child *c)
         rc = -rc;
         goto undo;
     }
-    c->pid = pid;
-    c->cstate = WORKER__C_INIT;
+    out->pid = pid;
     /* The child has its copy; the children forked after it need none. */
-    c->mb_kept_from_forks = worker__mailbox_keep_from_forks(c->mb);
+    out->mb_kept = worker__mailbox_keep_from_forks(out->mb);
     if (w->is_root) {
         /* Both sides call setpgid, so the group exists before either of us
            can killpg it (the classic job-control race). */
         setpgid(pid, pid);
-        c->leader = true;
+        out->leader = true;
     }
-    c->pidfd = worker__procfd_after_fork(pid, exit_rd);
-    if (c->pidfd < 0) {
+    out->pidfd = worker__procfd_after_fork(pid, exit_rd);
+    if (out->pidfd < 0) {
         rc = errno;
+        spawned_to_record(out, c);
         worker__set_error(w, "pidfd_open: %s", strerror(rc));
         rc = -rc;
         /* The pid is our unreaped child: it cannot have been recycled, so
@@ -114,6 +131,7 @@ undo:
        so what the spawn made goes (its mailbox and its name, and what a
        child killed in its init may have made: a chip's device memory, a
        next-level child's namespace). The caller drops the record. */
+    c->mb = out->mb;
     worker__tree_release_child(c);
     c->shm_name[0] = '\0';
     return rc;
@@ -136,13 +154,23 @@ static void name_child(const worker *w, struct worker__child *c)
     worker__fmt(c->dev_name, sizeof(c->dev_name), "%s.dev", c->shm_name);
 }
 
+/* A group's children: their records made whole before the first fork,
+   then forked one after the other, then counted and through the barrier.
+   Each fork write-protects every private page of this process, and a page
+   written after it is copied (a fault, about 2 us here): what a fork
+   gives goes into group[] on this stack, whose page the fork's own
+   return writes anyway, and into the records (and n_children) once, after
+   the group's last fork, not into a record page and the worker's page
+   after every fork. A child reads its own mailbox and its earlier
+   siblings' descriptors from its copy of group[] (child.c). */
 static int fork_group(worker *w, worker_child_kind kind, unsigned count)
 {
-    size_t first = w->n_children;
-    int rc;
+    struct worker__spawned group[WORKER__GROUP_MAX];
+    size_t first = w->n_children, spawned = 0;
+    int rc = 0;
 
     for (unsigned i = 0; i < count; i++) {
-        struct worker__child *c = &w->children[w->n_children];
+        struct worker__child *c = &w->children[first + i];
 
         memset(c, 0, sizeof(*c));
         c->kind = kind;
@@ -157,13 +185,16 @@ static int fork_group(worker *w, worker_child_kind kind, unsigned count)
             c->nested = w->next[i];
             c->script = c->nested->opt.self_script;
         }
-        /* Counted before fork, so the child sees its siblings' entries. */
-        w->n_children++;
-        if ((rc = spawn(w, c))) {
-            w->n_children--;
-            return rc;
-        }
     }
+    memset(group, 0, count * sizeof(group[0]));
+    while (spawned < count &&
+           (rc = spawn(w, &w->children[first + spawned], group, spawned)) == 0)
+        spawned++;
+    for (size_t i = 0; i < spawned; i++)
+        spawned_to_record(&group[i], &w->children[first + i]);
+    w->n_children = first + spawned;
+    if (rc)
+        return rc;
     return worker__tree_barrier(w, first, count);
 }
 
