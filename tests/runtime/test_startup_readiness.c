@@ -1587,6 +1587,27 @@ static unsigned count_pidfds(pid_t pid)
     return n;
 }
 
+/* Each of the n children of `kind` maps what the tree made for it alone
+   (`own` mappings named "<prefix><kind>-<i>": its mailbox, and a chip's
+   ".dev" memory) and nothing else of the tree, and holds no pidfd. */
+static void assert_hold_their_own_only(worker *w, worker_child_kind kind,
+                                       unsigned n, unsigned own)
+{
+    const char *prefix = worker_shm_prefix(w);
+    char name[160];
+    pid_t pids[4] = { 0, 0, 0, 0 };
+
+    assert_true(n <= 4);
+    assert_int_equal(worker_child_pids(w, kind, pids, n), n);
+    for (unsigned i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "%s%s-%u", prefix,
+                 worker_child_kind_name(kind), i);
+        assert_int_equal(count_in_maps(pids[i], prefix), own);
+        assert_int_equal(count_in_maps(pids[i], name), own);
+        assert_int_equal(count_pidfds(pids[i]), 0);
+    }
+}
+
 /* Every child maps its own mailbox and no sibling's, and holds none of the
    pidfds its parent had opened for the siblings forked before it, in its
    own group (the last of four chips, forked when its parent held five
@@ -1596,30 +1617,10 @@ static void children_hold_nothing_of_their_siblings(void **state)
 {
     mpfw_tree *t;
     mpfw_options o = rt_fast_options();
-    char own[160];
-    pid_t pids[4] = { 0, 0, 0, 0 };
 
     assert_int_equal(mpfw_tree_spin_up(&t, "L3{sub*2,chip*4}", &o), 0);
-    const char *prefix = worker_shm_prefix(mpfw_tree_root(t));
-    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_CHIP,
-                                       pids, 4),
-                     4);
-    for (unsigned i = 0; i < 4; i++) {
-        /* "<prefix>chip-<i>" matches its mailbox and its ".dev" memory. */
-        snprintf(own, sizeof(own), "%schip-%u", prefix, i);
-        assert_int_equal(count_in_maps(pids[i], prefix), 2);
-        assert_int_equal(count_in_maps(pids[i], own), 2);
-        assert_int_equal(count_pidfds(pids[i]), 0);
-    }
-    assert_int_equal(worker_child_pids(mpfw_tree_root(t), WORKER_CHILD_SUB,
-                                       pids, 2),
-                     2);
-    for (unsigned i = 0; i < 2; i++) {
-        snprintf(own, sizeof(own), "%ssub-%u", prefix, i);
-        assert_int_equal(count_in_maps(pids[i], prefix), 1);
-        assert_int_equal(count_in_maps(pids[i], own), 1);
-        assert_int_equal(count_pidfds(pids[i]), 0);
-    }
+    assert_hold_their_own_only(mpfw_tree_root(t), WORKER_CHILD_CHIP, 4, 2);
+    assert_hold_their_own_only(mpfw_tree_root(t), WORKER_CHILD_SUB, 2, 1);
 }
 
 int main(void)
