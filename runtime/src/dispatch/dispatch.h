@@ -20,10 +20,11 @@
  * so a caller's test case never sees a descriptor of the worker born in
  * it); the thread starts with the first run, control or device call
  * (worker__sched_start), so a tree that is only started and closed runs
- * no thread: that is half of what a thread costs such a tree (its
- * creation, and the kick and the join that end it, each a wake-up across
- * CPUs). Deaths before that are not missed: the start, and a close with
- * no thread, look at the set once and mark the children found gone.
+ * no thread and pays neither its creation nor the kick and the join that
+ * end it (each a wake-up across CPUs: together about 5% of a 16-chip
+ * startup, bench/README.md). Deaths before that are not missed: the
+ * start, and a close with no thread, look at the set once and mark the
+ * children found gone.
  *
  * Threads and ownership. An orchestration function runs on its caller's
  * thread and enqueues: under the worker's `mu` it appends tasks to the
