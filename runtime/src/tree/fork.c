@@ -2,8 +2,8 @@
 /*
  * fork.c — one startup epoch of a worker: its children forked in groups
  * (subs, chips, next-level children), each group through the readiness
- * barrier, the scheduler started after the last fork; a failed epoch is
- * rolled back (tree.h).
+ * barrier, dispatch opened after the last fork (its scheduler thread
+ * starts with the first run); a failed epoch is rolled back (tree.h).
  */
 #include <errno.h>
 #include <signal.h>
