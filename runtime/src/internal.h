@@ -247,7 +247,8 @@ struct worker {
        leaves task completions to them (dispatch.h, "Waiting"). */
     unsigned n_collectors;
     /* This process may run on one CPU only (worker__on_one_cpu(), read
-       as the scheduler starts): a waiter yields once before it parks. */
+       by init before its forks): a waiter yields once before it parks,
+       and an idle child yields instead of spinning. */
     bool one_cpu;
     _Atomic uint32_t n_task_waiters; /* worker_task_wait callers */
     /* Also bumped and woken on every completion (a next-level child's own

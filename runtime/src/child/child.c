@@ -355,12 +355,13 @@ struct serve_ctx {
  * (taskset, a cpuset of one) the parent cannot store a task while the
  * child spins, so the child yields the CPU once instead (wait_for_work),
  * which lets the parent's threads collect and submit before it looks
- * again. Decided once, at the child's start; a later change of its
- * affinity changes a latency, never a result.
+ * again. Decided once, by the parent's init before it forked us (we have
+ * its affinity); a later change of ours changes a latency, never a
+ * result.
  */
-static int spin_budget(void)
+static int spin_budget(const worker *parent)
 {
-    return worker__on_one_cpu() ? 0 : 200;
+    return parent->one_cpu ? 0 : 200;
 }
 
 /*
@@ -778,8 +779,9 @@ _Noreturn void worker__child_main(worker *parent, struct worker__child *c,
     (void)WORKER__FAULT(WORKER__FP_AFTER_INIT_READY, msg, sizeof(msg));
 
     {
-        struct serve_ctx sc = { parent, c,     &st,           1,
-                                0,      false, spin_budget(), false };
+        struct serve_ctx sc = {
+            parent, c, &st, 1, 0, false, spin_budget(parent), false
+        };
         serve(&sc);
     }
 

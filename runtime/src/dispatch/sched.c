@@ -688,7 +688,6 @@ int worker__sched_open(worker *w)
     }
     w->sched_stop = false;
     w->sched_parked = false;
-    w->one_cpu = worker__on_one_cpu();
     w->sched_running = true;
     return 0;
 }

@@ -234,6 +234,9 @@ int worker__start(worker *w)
     /* Orphaned groups an earlier epoch could not reap stay recorded: the
        next rollback or close reaps them. */
     worker__child_signals_to_reset(&w->child_sig_reset);
+    /* Asked once, by the thread that forks: the children inherit its
+       affinity, and read the answer instead of asking again. */
+    w->one_cpu = worker__on_one_cpu();
     if ((rc = fork_group(w, WORKER_CHILD_SUB, w->opt.num_subs)) ||
         (rc = fork_group(w, WORKER_CHILD_CHIP, w->opt.num_chips)) ||
         (rc = fork_group(w, WORKER_CHILD_NEXT, w->n_next)))
