@@ -234,9 +234,11 @@ struct worker {
     pthread_mutex_t mu;
     bool mu_ready;
     bool sched_running; /* dispatch open: from READY until the close */
-    bool sched_thread;  /* the scheduler thread exists (first run on) */
-    bool sched_stop;    /* asked to stop */
-    bool sched_parked;  /* in epoll_wait: a submitter must kick */
+    /* The scheduler thread exists (first run on): written under mu, read
+       without it by every admitted call (worker__sched_start). */
+    _Atomic bool sched_thread;
+    bool sched_stop;   /* asked to stop */
+    bool sched_parked; /* in epoll_wait: a submitter must kick */
     pthread_t sched;
     int kick_fd;    /* eventfd submitters ring, -1 */
     int sched_epfd; /* the scheduler's epoll set, -1 */

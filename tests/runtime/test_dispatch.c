@@ -591,12 +591,9 @@ static unsigned threads_of_self(void)
 static pid_t kill_chip_and_wait_for_its_death(worker *w, unsigned index)
 {
     pid_t pid = rt_child_pid(w, WORKER_CHILD_CHIP, index);
-    siginfo_t si;
 
     assert_int_equal(kill(pid, SIGKILL), 0);
-    memset(&si, 0, sizeof si);
-    assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
-    assert_int_equal(si.si_pid, pid);
+    assert_int_equal(rt_await_exit(pid, (int)(rt_bound_s(2.0) * 1000)), 0);
     return pid;
 }
 

@@ -697,8 +697,12 @@ int worker__sched_start(worker *w)
     sigset_t all, old;
     int rc = 0;
 
+    /* Every run, control and device call comes here: once the thread
+       runs, one load, not the lock. */
+    if (atomic_load_explicit(&w->sched_thread, memory_order_acquire))
+        return 0;
     pthread_mutex_lock(&w->mu);
-    if (!w->sched_running || w->sched_stop || w->sched_thread)
+    if (!w->sched_running || w->sched_stop || atomic_load(&w->sched_thread))
         goto out; /* closed (the caller's next step says so), or running */
     /* What died while the tree was idle is known before the first task is
        queued: a run that names a dead child fails at once, as it would
@@ -715,7 +719,7 @@ int worker__sched_start(worker *w)
         rc = -rc;
         goto out;
     }
-    w->sched_thread = true;
+    atomic_store_explicit(&w->sched_thread, true, memory_order_release);
 out:
     pthread_mutex_unlock(&w->mu);
     return rc;
@@ -740,7 +744,7 @@ void worker__sched_stop(worker *w, bool abandon)
         return;
     pthread_mutex_lock(&w->mu);
     w->sched_stop = true; /* no thread starts from here on */
-    thread = w->sched_thread;
+    thread = atomic_load(&w->sched_thread);
     if (thread) {
         uint64_t one = 1;
         ssize_t n = write(w->kick_fd, &one, sizeof(one));
@@ -758,7 +762,7 @@ void worker__sched_stop(worker *w, bool abandon)
     if (w->sched_running && !thread)
         look_for_exits(w);
     w->sched_running = false;
-    w->sched_thread = false;
+    atomic_store(&w->sched_thread, false);
     w->sched_parked = false;
     for (size_t i = 0; i < w->n_children; i++) {
         struct worker__child *c = &w->children[i];
